@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# test.sh: install what trawl's tests need on a fresh Debian machine, then run
+# every test. Usage: ./test.sh [go test flags...]   (default: -race ./...)
+#
+#   FUZZTIME=30s ./test.sh   also runs each fuzz target for that long (default: seeds only).
+set -euo pipefail
+cd "$(dirname "$0")"
+export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
+
+need=()
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+if [ ${#need[@]} -gt 0 ]; then
+	echo "test.sh: installing ${need[*]}" >&2
+	if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+# Python 2.7 is the reference marshal implementation when the machine has one
+# (Debian 12 does not package it; pyenv images do).
+if [ -z "${TRAWL_PYTHON2:-}" ]; then
+	for p in python2.7 python2 "$HOME"/.pyenv/versions/2.7*/bin/python2.7; do
+		if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import marshal' >/dev/null 2>&1; then
+			TRAWL_PYTHON2=$(command -v "$p"); export TRAWL_PYTHON2; break
+		fi
+	done
+fi
+echo "test.sh: python3=$(command -v python3) python2=${TRAWL_PYTHON2:-none}" >&2
+
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+	echo "test.sh: gofmt needed on:" >&2; echo "$unformatted" >&2; exit 1
+fi
+go vet ./...
+
+if [ $# -eq 0 ]; then set -- -race ./...; fi
+go test "$@"
+
+if [ -n "${FUZZTIME:-}" ]; then
+	for pkg in $(go list ./...); do
+		for f in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
+			echo "test.sh: fuzzing $pkg $f for $FUZZTIME" >&2
+			go test -run '^$' -fuzz "^$f\$" -fuzztime "$FUZZTIME" "$pkg"
+		done
+	done
+fi
