@@ -1,0 +1,135 @@
+package config
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Error is one problem found in a configuration file, located by file and
+// line, and by collection and parameter (or section) where it has one.
+type Error struct {
+	File string
+	Line int
+	// Collection is the DomainSpecification name, when known.
+	Collection string
+	// Param is the parameter's path ("delay", "crawlmode/mode",
+	// "SubDomain[sub1]/refresh"); Section is set instead for a problem
+	// with a whole section.
+	Param   string
+	Section string
+	Msg     string
+	// NotHonoured marks the warning "not honoured by the crawl yet".
+	NotHonoured bool
+}
+
+// Error formats the problem as "file:line: collection C: parameter P: msg".
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteString(":")
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "%d:", e.Line)
+	}
+	if b.Len() > 0 {
+		b.WriteString(" ")
+	}
+	if e.Collection != "" {
+		fmt.Fprintf(&b, "collection %s: ", e.Collection)
+	}
+	switch {
+	case e.Param != "":
+		fmt.Fprintf(&b, "parameter %s: ", e.Param)
+	case e.Section != "":
+		fmt.Fprintf(&b, "section %s: ", e.Section)
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// ErrorList is every problem of a file; Parse returns it (as error) when
+// there is at least one.
+type ErrorList []*Error
+
+// Error joins the problems, one per line.
+func (l ErrorList) Error() string {
+	s := make([]string, len(l))
+	for i, e := range l {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "\n")
+}
+
+// Unwrap returns the problems for errors.Is and errors.As.
+func (l ErrorList) Unwrap() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
+// sortErrors orders by file and line, keeping the order of discovery for
+// one line, and drops exact duplicates.
+func sortErrors(l ErrorList) ErrorList {
+	sort.SliceStable(l, func(i, j int) bool {
+		if l[i].File != l[j].File {
+			return l[i].File < l[j].File
+		}
+		return l[i].Line < l[j].Line
+	})
+	out := l[:0]
+	seen := map[string]bool{}
+	for _, e := range l {
+		k := e.Error()
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, e)
+	}
+	return out
+}
+
+// suggest returns ` (did you mean "x"?)` for the candidate nearest to name,
+// when it is near enough.
+func suggest(name string, candidates []string) string {
+	best, bestD := "", -1
+	for _, c := range candidates {
+		d := editDistance(strings.ToLower(name), strings.ToLower(c))
+		if bestD < 0 || d < bestD || (d == bestD && c < best) {
+			best, bestD = c, d
+		}
+	}
+	limit := 2
+	if l := len(name) / 3; l > limit {
+		limit = l
+	}
+	if best == "" || bestD > limit || bestD >= len(name) {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
