@@ -1,0 +1,173 @@
+package config
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"strconv"
+
+	"github.com/trawl/trawl/internal/cmt"
+)
+
+// CrawlConfig returns the collection as the MS-FSCMT crawl configuration
+// structure of 2.2.2.3, ready for CMD_ADM_CONF_ADD: every parameter the
+// file set (defaults are not sent; the receiver applies the same table),
+// sections as nested dictionaries, SubDomain, Login and Node elements under
+// "subdomains", "logins" and "nodes".
+func (c *Collection) CrawlConfig() cmt.Collection {
+	out := cmt.Collection{Name: c.Name, Params: cmtParams(c.Root)}
+	for _, s := range c.SubCollections {
+		out.SubDomains = append(out.SubDomains, cmt.Named{Name: s.Name, Params: cmtParams(s)})
+	}
+	for _, s := range c.Logins {
+		out.Logins = append(out.Logins, cmt.Named{Name: s.Name, Params: cmtParams(s)})
+	}
+	for _, s := range c.Nodes {
+		out.Nodes = append(out.Nodes, cmt.Named{Name: s.Name, Params: cmtParams(s)})
+	}
+	return out
+}
+
+// PPDUPConfig returns the collection's ppdup section as PPDUP_SET_CONFIG
+// carries it (MS-FSCMT 3.1.5.11: only the ppdup section).
+func (c *Collection) PPDUPConfig() cmt.Collection {
+	out := cmt.Collection{Name: c.Name}
+	if s := c.Root.Child("ppdup"); s != nil {
+		out.Params = cmtParams(s)
+	}
+	return out
+}
+
+func cmtParams(s *Section) cmt.Params {
+	var p cmt.Params
+	if s == nil {
+		return p
+	}
+	for _, prm := range s.Params {
+		if !prm.Set {
+			continue
+		}
+		v := prm.Value
+		switch v.Type {
+		case Integer:
+			p.Attribs = append(p.Attribs, cmt.IntAttrib(prm.Name, v.Int))
+		case Real:
+			p.Attribs = append(p.Attribs, cmt.RealAttrib(prm.Name, v.Real))
+		case Boolean:
+			p.Attribs = append(p.Attribs, cmt.BoolAttrib(prm.Name, v.Bool))
+		case ListString:
+			p.Attribs = append(p.Attribs, cmt.ListAttrib(prm.Name, append([]string(nil), v.List...)...))
+		default:
+			p.Attribs = append(p.Attribs, cmt.StrAttrib(prm.Name, v.Text))
+		}
+	}
+	for _, child := range s.Sections {
+		p.Sections = append(p.Sections, cmt.Section{Name: child.Name, Params: cmtParams(child)})
+	}
+	return p
+}
+
+// FromCrawlConfig rebuilds a collection from the MS-FSCMT crawl
+// configuration structure (a node scheduler receiving CMD_ADM_CONF_ADD).
+// It writes the structure as MS-FSCCFG XML and parses that, so the
+// received configuration gets exactly the validation and defaults of a
+// file; name is used in error messages. Booleans arrive as integers (the
+// wire has no boolean type) and are restored from the definition table.
+func FromCrawlConfig(name string, col cmt.Collection, opts *Options) (*Collection, error) {
+	var b bytes.Buffer
+	b.WriteString("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<CrawlerConfig>\n")
+	fmt.Fprintf(&b, "<DomainSpecification name=%s>\n", xmlAttr(col.Name))
+	sch := Spec()
+	writeCMTParams(&b, sch.Collection, col.Params)
+	for _, n := range col.SubDomains {
+		fmt.Fprintf(&b, "<SubDomain name=%s>\n", xmlAttr(n.Name))
+		writeCMTParams(&b, sch.SubCollection, n.Params)
+		b.WriteString("</SubDomain>\n")
+	}
+	for _, n := range col.Logins {
+		fmt.Fprintf(&b, "<Login name=%s>\n", xmlAttr(n.Name))
+		writeCMTParams(&b, sch.Login, n.Params)
+		b.WriteString("</Login>\n")
+	}
+	for _, n := range col.Nodes {
+		fmt.Fprintf(&b, "<Node name=%s>\n", xmlAttr(n.Name))
+		writeCMTParams(&b, sch.Node, n.Params)
+		b.WriteString("</Node>\n")
+	}
+	b.WriteString("</DomainSpecification>\n</CrawlerConfig>\n")
+	cfg, err := Parse(name, b.Bytes(), opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Collections) != 1 {
+		return nil, fmt.Errorf("config: %s: want one collection, got %d", name, len(cfg.Collections))
+	}
+	return cfg.Collections[0], nil
+}
+
+func writeCMTParams(b *bytes.Buffer, def *SectionDef, p cmt.Params) {
+	for _, a := range p.Attribs {
+		typ := a.Type.String()
+		text := ""
+		switch a.Type {
+		case cmt.AttribInteger, cmt.AttribBoolean:
+			text = strconv.FormatInt(a.Int, 10)
+			if pd := paramDef(def, a.Name); a.Type == cmt.AttribBoolean || (pd != nil && pd.Type == Boolean) {
+				typ = "boolean"
+				text = "no"
+				if a.Int != 0 {
+					text = "yes"
+				}
+			}
+		case cmt.AttribReal:
+			typ = "real"
+			text = strconv.FormatFloat(a.Real, 'f', -1, 64)
+			if pd := paramDef(def, a.Name); pd != nil && pd.Type == Integer && a.Real == float64(int64(a.Real)) {
+				typ, text = "integer", strconv.FormatInt(int64(a.Real), 10)
+			}
+		case cmt.AttribString:
+			text = a.Str
+		case cmt.AttribListString:
+			fmt.Fprintf(b, "<attrib name=%s type=\"list-string\">", xmlAttr(a.Name))
+			for _, m := range a.List {
+				b.WriteString("<member>")
+				xml.EscapeText(b, []byte(m))
+				b.WriteString("</member>")
+			}
+			b.WriteString("</attrib>\n")
+			continue
+		}
+		fmt.Fprintf(b, "<attrib name=%s type=%q>", xmlAttr(a.Name), typ)
+		xml.EscapeText(b, []byte(text))
+		b.WriteString("</attrib>\n")
+	}
+	for _, s := range p.Sections {
+		fmt.Fprintf(b, "<section name=%s>\n", xmlAttr(s.Name))
+		var child *SectionDef
+		if def != nil {
+			if child = def.Section(s.Name); child == nil {
+				child = def.AnySection
+			}
+		}
+		writeCMTParams(b, child, s.Params)
+		b.WriteString("</section>\n")
+	}
+}
+
+func paramDef(def *SectionDef, name string) *ParamDef {
+	if def == nil {
+		return nil
+	}
+	if pd := def.Param(name); pd != nil {
+		return pd
+	}
+	return def.AnyParam
+}
+
+func xmlAttr(s string) string {
+	var b bytes.Buffer
+	b.WriteByte('"')
+	xml.EscapeText(&b, []byte(s))
+	b.WriteByte('"')
+	return b.String()
+}
