@@ -1,6 +1,7 @@
 package marshal
 
 import (
+	"math"
 	"math/big"
 )
 
@@ -118,4 +119,79 @@ func (d Dict) Get(k string) (Value, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Equal reports whether a and b are the same value: the same kinds, and
+// equal contents, elements in the same order. Floats are equal when they
+// are ==, have the same sign, or are both NaN; this is the identity a
+// decode-encode round trip keeps. Python's int 5 and long 5L are both Int.
+func Equal(a, b Value) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	if a.Kind() != b.Kind() {
+		return false
+	}
+	switch a := a.(type) {
+	case None, StopIteration, Ellipsis:
+		return true
+	case Bool:
+		return a == b.(Bool)
+	case Int:
+		return a == b.(Int)
+	case Long:
+		bl := b.(Long)
+		if a.Int == nil || bl.Int == nil {
+			return a.Int == bl.Int
+		}
+		return a.Int.Cmp(bl.Int) == 0
+	case Float:
+		return sameFloat(float64(a), float64(b.(Float)))
+	case Complex:
+		bc := b.(Complex)
+		return sameFloat(real(a), real(bc)) && sameFloat(imag(a), imag(bc))
+	case Bytes:
+		return string(a) == string(b.(Bytes))
+	case Unicode:
+		return a == b.(Unicode)
+	case Tuple:
+		return equalSeq(a, b.(Tuple))
+	case List:
+		return equalSeq(a, b.(List))
+	case Set:
+		return equalSeq(a, b.(Set))
+	case FrozenSet:
+		return equalSeq(a, b.(FrozenSet))
+	case Dict:
+		bd := b.(Dict)
+		if len(a) != len(bd) {
+			return false
+		}
+		for i := range a {
+			if !Equal(a[i].Key, bd[i].Key) || !Equal(a[i].Value, bd[i].Value) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func sameFloat(a, b float64) bool {
+	if a != a || b != b {
+		return a != a && b != b
+	}
+	return a == b && math.Signbit(a) == math.Signbit(b)
+}
+
+func equalSeq(a, b []Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,787 @@
+package marshal
+
+import (
+	"encoding/binary"
+	"math"
+	"math/big"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Reader decodes one marshal message a value at a time, so that a caller
+// can fill its own structures straight from the bytes without building a
+// Value tree: the typed methods (ReadInt, ReadBytes, ReadTupleHeader, ...)
+// allocate nothing. ReadValue decodes whatever comes next as a Value, and
+// Skip passes over it.
+//
+// A Reader keeps the interned-string table of codes 't' and 'R', which
+// CPython scopes to one marshal.loads call: use one Reader (or one Reset)
+// per message.
+//
+// A typed method that finds a value of another type returns an error
+// wrapping ErrType and consumes nothing, so the caller may try another
+// method. After any other error the Reader's position is unspecified.
+//
+// The Limits bound every length and count before anything is allocated.
+// MaxDepth bounds the recursion of ReadValue and Skip, counted from the
+// value they start at; headers the caller reads itself do not count, since
+// the caller's own code bounds that nesting.
+type Reader struct {
+	data     []byte
+	off      int
+	lim      Limits
+	total    int
+	interned []span
+	// bcopy and scopy are copies of data, made on first need, that the
+	// strings of decoded Values share: one allocation per message, not
+	// one per string.
+	bcopy []byte
+	scopy string
+}
+
+// NewReader returns a Reader over data. Zero fields of lim take their
+// defaults.
+func NewReader(data []byte, lim Limits) *Reader {
+	return &Reader{data: data, lim: lim.withDefaults()}
+}
+
+// Reset makes r read a new message from data, keeping its limits and
+// reusing its memory.
+func (r *Reader) Reset(data []byte) {
+	r.data, r.off, r.total = data, 0, 0
+	r.bcopy, r.scopy = nil, ""
+	clear(r.interned)
+	r.interned = r.interned[:0]
+}
+
+// Offset returns the number of bytes consumed so far.
+func (r *Reader) Offset() int { return r.off }
+
+// Remaining returns the number of bytes not consumed yet.
+func (r *Reader) Remaining() int { return len(r.data) - r.off }
+
+// errAt builds a DecodeError.
+func errAt(off int, kind error, msg string) error {
+	return &DecodeError{Offset: off, Msg: msg, Err: kind}
+}
+
+func (r *Reader) truncated(off int, what string) error {
+	return errAt(off, ErrTruncated, "data ends inside "+what)
+}
+
+func (r *Reader) typeError(off int, want string) error {
+	return errAt(off, ErrType, "expected "+want+", found type code "+codeName(r.data[off]))
+}
+
+// Peek returns the type code of the next value without consuming it.
+func (r *Reader) Peek() (byte, error) {
+	if r.off >= len(r.data) {
+		return 0, r.truncated(r.off, "value: no type code")
+	}
+	return r.data[r.off], nil
+}
+
+// int32At reads a little-endian int32 at off, which must be in range.
+func (r *Reader) int32At(off int) int32 {
+	return int32(binary.LittleEndian.Uint32(r.data[off:]))
+}
+
+// length reads the int32 length or count that follows the type code at
+// start and checks it: not negative, within MaxLen, and at most (what
+// remains after it) / unit, since each unit of the payload takes at least
+// one byte.
+func (r *Reader) length(start int, what string, unit int) (int, error) {
+	if len(r.data)-start < 5 {
+		return 0, r.truncated(start, what+" length")
+	}
+	n := int64(r.int32At(start + 1))
+	switch {
+	case n < 0:
+		return 0, errAt(start, ErrInvalid, "negative "+what+" length "+strconv.FormatInt(n, 10))
+	case n > int64(r.lim.MaxLen):
+		return 0, errAt(start, ErrLimit, what+" length "+strconv.FormatInt(n, 10)+" exceeds the limit of "+strconv.Itoa(r.lim.MaxLen))
+	case n*int64(unit) > int64(len(r.data)-start-5):
+		return 0, errAt(start, ErrTruncated, what+" length "+strconv.FormatInt(n, 10)+" exceeds the "+strconv.Itoa(len(r.data)-start-5)+" bytes that remain")
+	}
+	return int(n), nil
+}
+
+// count is length for a container: it also charges n elements to the
+// message. Every element starts with its own type code byte, so the
+// elements of all containers of a valid message add up to at most its
+// length: counts that claim more cannot be true, and are refused before
+// anything is allocated for them. So the element slices a message
+// allocates hold at most one slot per input byte.
+func (r *Reader) count(start int, what string) (int, error) {
+	n, err := r.length(start, what, 1)
+	if err != nil {
+		return 0, err
+	}
+	if n > r.lim.MaxTotal-r.total {
+		return 0, errAt(start, ErrLimit, "message holds more than "+strconv.Itoa(r.lim.MaxTotal)+" elements")
+	}
+	if r.total+n > len(r.data) {
+		return 0, errAt(start, ErrTruncated, "containers claim "+strconv.Itoa(r.total+n)+" elements, more than the "+strconv.Itoa(len(r.data))+" bytes of the message")
+	}
+	r.total += n
+	return n, nil
+}
+
+// ReadNone reads None (code N).
+func (r *Reader) ReadNone() error {
+	if r.off >= len(r.data) {
+		return r.truncated(r.off, "value: no type code")
+	}
+	if r.data[r.off] != 'N' {
+		return r.typeError(r.off, "None")
+	}
+	r.off++
+	return nil
+}
+
+// ReadBool reads True or False (codes T, F).
+func (r *Reader) ReadBool() (bool, error) {
+	if r.off >= len(r.data) {
+		return false, r.truncated(r.off, "value: no type code")
+	}
+	switch r.data[r.off] {
+	case 'T':
+		r.off++
+		return true, nil
+	case 'F':
+		r.off++
+		return false, nil
+	}
+	return false, r.typeError(r.off, "bool")
+}
+
+// ReadInt reads an integer: code i, I, or l when the long fits in int64.
+func (r *Reader) ReadInt() (int64, error) {
+	start := r.off
+	if start >= len(r.data) {
+		return 0, r.truncated(start, "value: no type code")
+	}
+	switch r.data[start] {
+	case 'i':
+		if len(r.data)-start < 5 {
+			return 0, r.truncated(start, "int")
+		}
+		r.off = start + 5
+		return int64(r.int32At(start + 1)), nil
+	case 'I':
+		if len(r.data)-start < 9 {
+			return 0, r.truncated(start, "int64")
+		}
+		r.off = start + 9
+		return int64(binary.LittleEndian.Uint64(r.data[start+1:])), nil
+	case 'l':
+		v, b, err := r.readLong(start)
+		if err != nil {
+			return 0, err
+		}
+		if b != nil {
+			r.off = start
+			return 0, errAt(start, ErrType, "long does not fit in int64")
+		}
+		return v, nil
+	}
+	return 0, r.typeError(start, "int")
+}
+
+// readLong reads the long whose code is at start: the int64 when it fits,
+// else the big.Int.
+func (r *Reader) readLong(start int) (int64, *big.Int, error) {
+	if len(r.data)-start < 5 {
+		return 0, nil, r.truncated(start, "long length")
+	}
+	n := int64(r.int32At(start + 1))
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	switch {
+	case n > int64(r.lim.MaxLen):
+		return 0, nil, errAt(start, ErrLimit, "long of "+strconv.FormatInt(n, 10)+" digits exceeds the limit of "+strconv.Itoa(r.lim.MaxLen))
+	case 2*n > int64(len(r.data)-start-5):
+		return 0, nil, errAt(start, ErrTruncated, "long of "+strconv.FormatInt(n, 10)+" digits exceeds the "+strconv.Itoa(len(r.data)-start-5)+" bytes that remain")
+	}
+	nd := int(n)
+	d := r.data[start+5 : start+5+2*nd]
+	for i := 0; i < nd; i++ {
+		if binary.LittleEndian.Uint16(d[2*i:]) > 0x7FFF {
+			return 0, nil, errAt(start+5+2*i, ErrInvalid, "long digit out of range")
+		}
+	}
+	if nd > 0 && binary.LittleEndian.Uint16(d[2*nd-2:]) == 0 {
+		return 0, nil, errAt(start, ErrInvalid, "unnormalized long (top digit 0)")
+	}
+	r.off = start + 5 + 2*nd
+	if nd <= 4 || (nd == 5 && binary.LittleEndian.Uint16(d[8:]) < 16) {
+		var u uint64
+		for i := nd - 1; i >= 0; i-- {
+			u = u<<15 | uint64(binary.LittleEndian.Uint16(d[2*i:]))
+		}
+		switch {
+		case !neg && u <= math.MaxInt64:
+			return int64(u), nil, nil
+		case neg && u <= 1<<63:
+			return int64(-u), nil, nil
+		}
+	}
+	const w = 32 << (^uint(0) >> 63) // bits in a big.Word
+	words := make([]big.Word, (15*nd+w-1)/w)
+	for i := 0; i < nd; i++ {
+		dig := big.Word(binary.LittleEndian.Uint16(d[2*i:]))
+		bit := 15 * i
+		words[bit/w] |= dig << (bit % w)
+		if bit%w+15 > w {
+			words[bit/w+1] |= dig >> (w - bit%w)
+		}
+	}
+	b := new(big.Int).SetBits(words)
+	if neg {
+		b.Neg(b)
+	}
+	return 0, b, nil
+}
+
+// ReadFloat reads a float: code g, or f (its repr as text).
+func (r *Reader) ReadFloat() (float64, error) {
+	start := r.off
+	if start >= len(r.data) {
+		return 0, r.truncated(start, "value: no type code")
+	}
+	switch r.data[start] {
+	case 'g':
+		if len(r.data)-start < 9 {
+			return 0, r.truncated(start, "float")
+		}
+		r.off = start + 9
+		return math.Float64frombits(binary.LittleEndian.Uint64(r.data[start+1:])), nil
+	case 'f':
+		r.off = start + 1
+		return r.textFloat()
+	}
+	return 0, r.typeError(start, "float")
+}
+
+// textFloat reads a length byte and that many bytes of a float's repr.
+func (r *Reader) textFloat() (float64, error) {
+	start := r.off
+	if start >= len(r.data) {
+		return 0, r.truncated(start, "float text length")
+	}
+	n := int(r.data[start])
+	if len(r.data)-start-1 < n {
+		return 0, r.truncated(start, "float text")
+	}
+	f, ok := parseReprFloat(r.data[start+1 : start+1+n])
+	if !ok {
+		return 0, errAt(start, ErrInvalid, "bad float text "+strconv.Quote(string(r.data[start+1:start+1+n])))
+	}
+	r.off = start + 1 + n
+	return f, nil
+}
+
+// parseReprFloat parses what CPython's float repr (or %.17g) writes:
+// [sign] digits [. digits] [e [sign] digits], or [sign] inf, infinity or
+// nan in any case. An overflowing number is an infinity, as in C's strtod.
+func parseReprFloat(b []byte) (float64, bool) {
+	s := string(b)
+	body := s
+	if len(body) > 0 && (body[0] == '+' || body[0] == '-') {
+		body = body[1:]
+	}
+	switch lower := asciiLower(body); lower {
+	case "inf", "infinity":
+		if s[0] == '-' {
+			return math.Inf(-1), true
+		}
+		return math.Inf(1), true
+	case "nan":
+		return math.NaN(), true
+	}
+	i, digits := 0, 0
+	for i < len(body) && isDigit(body[i]) {
+		i, digits = i+1, digits+1
+	}
+	if i < len(body) && body[i] == '.' {
+		i++
+		for i < len(body) && isDigit(body[i]) {
+			i, digits = i+1, digits+1
+		}
+	}
+	if digits == 0 {
+		return 0, false
+	}
+	if i < len(body) && (body[i] == 'e' || body[i] == 'E') {
+		i++
+		if i < len(body) && (body[i] == '+' || body[i] == '-') {
+			i++
+		}
+		e := 0
+		for i < len(body) && isDigit(body[i]) {
+			i, e = i+1, e+1
+		}
+		if e == 0 {
+			return 0, false
+		}
+	}
+	if i != len(body) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func asciiLower(s string) string {
+	if len(s) > 8 {
+		return ""
+	}
+	var b [8]byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return string(b[:len(s)])
+}
+
+// ReadBytes reads a string: codes s, t, R, and u (whose UTF-8 bytes it
+// returns). The slice aliases the input: copy it to keep it beyond the
+// input's life.
+func (r *Reader) ReadBytes() ([]byte, error) {
+	_, b, err := r.ReadText()
+	return b, err
+}
+
+// ReadString reads a string as ReadBytes does and returns a copy as a Go
+// string.
+func (r *Reader) ReadString() (string, error) {
+	_, b, err := r.ReadText()
+	return string(b), err
+}
+
+// ReadText reads a string as ReadBytes does and also returns its type
+// code: 's' for a byte string (whatever its code, s, t or R) or 'u' for
+// unicode.
+func (r *Reader) ReadText() (code byte, b []byte, err error) {
+	code, off, n, err := r.text()
+	if err != nil {
+		return 0, nil, err
+	}
+	return code, r.data[off : off+n : off+n], nil
+}
+
+// text reads a string and returns its code ('s' or 'u') and the offset and
+// length of its bytes in r.data.
+func (r *Reader) text() (code byte, off, n int, err error) {
+	start := r.off
+	if start >= len(r.data) {
+		return 0, 0, 0, r.truncated(start, "value: no type code")
+	}
+	switch c := r.data[start]; c {
+	case 's', 't', 'u':
+		n, err := r.length(start, "string", 1)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		off := start + 5
+		if c == 'u' {
+			if !validPyUTF8(r.data[off : off+n]) {
+				return 0, 0, 0, errAt(start, ErrInvalid, "unicode string is not valid UTF-8")
+			}
+		} else {
+			if c == 't' {
+				r.interned = append(r.interned, span{off, n})
+			}
+			c = 's'
+		}
+		r.off = off + n
+		return c, off, n, nil
+	case 'R':
+		if len(r.data)-start < 5 {
+			return 0, 0, 0, r.truncated(start, "string reference")
+		}
+		i := int64(r.int32At(start + 1))
+		if i < 0 || i >= int64(len(r.interned)) {
+			return 0, 0, 0, errAt(start, ErrInvalid, "string reference "+strconv.FormatInt(i, 10)+" out of range ("+strconv.Itoa(len(r.interned))+" interned strings)")
+		}
+		r.off = start + 5
+		sp := r.interned[i]
+		return 's', sp.off, sp.n, nil
+	}
+	return 0, 0, 0, r.typeError(start, "string")
+}
+
+// span locates an interned string in the input.
+type span struct{ off, n int }
+
+// validPyUTF8 reports whether b is UTF-8 as CPython's decoder of marshal's
+// unicode accepts it: standard UTF-8, plus surrogate code points encoded
+// in three bytes (Python 2's codec and Python 3's "surrogatepass").
+func validPyUTF8(b []byte) bool {
+	if utf8.Valid(b) {
+		return true
+	}
+	for len(b) > 0 {
+		if b[0] < utf8.RuneSelf {
+			b = b[1:]
+			continue
+		}
+		_, n := decodeWTF8(b)
+		if n == 0 {
+			return false
+		}
+		b = b[n:]
+	}
+	return true
+}
+
+// validPyUTF8String is validPyUTF8 for a string.
+func validPyUTF8String(s string) bool {
+	return utf8.ValidString(s) || validPyUTF8([]byte(s))
+}
+
+// decodeWTF8 decodes one code point from b, allowing surrogates. It
+// returns n == 0 for an invalid sequence.
+func decodeWTF8(b []byte) (rune, int) {
+	if len(b) >= 3 && b[0] == 0xED && b[1] >= 0xA0 && b[1] <= 0xBF && b[2]&0xC0 == 0x80 {
+		return rune(b[0]&0x0F)<<12 | rune(b[1]&0x3F)<<6 | rune(b[2]&0x3F), 3
+	}
+	c, n := utf8.DecodeRune(b)
+	if c == utf8.RuneError && n <= 1 {
+		return 0, 0
+	}
+	return c, n
+}
+
+// appendWTF8 appends c as UTF-8, encoding a surrogate as its three bytes.
+func appendWTF8(dst []byte, c rune) []byte {
+	if 0xD800 <= c && c <= 0xDFFF {
+		return append(dst, 0xED, byte(0x80|(c>>6)&0x3F), byte(0x80|c&0x3F))
+	}
+	return utf8.AppendRune(dst, c)
+}
+
+// header reads the count of a container whose code must be code.
+func (r *Reader) header(code byte, what string) (int, error) {
+	start := r.off
+	if start >= len(r.data) {
+		return 0, r.truncated(start, "value: no type code")
+	}
+	if r.data[start] != code {
+		return 0, r.typeError(start, what)
+	}
+	n, err := r.count(start, what)
+	if err != nil {
+		return 0, err
+	}
+	r.off = start + 5
+	return n, nil
+}
+
+// ReadTupleHeader reads the code and count of a tuple; the count elements
+// follow.
+func (r *Reader) ReadTupleHeader() (int, error) { return r.header('(', "tuple") }
+
+// ReadListHeader reads the code and count of a list; the count elements
+// follow.
+func (r *Reader) ReadListHeader() (int, error) { return r.header('[', "list") }
+
+// ReadSeqHeader reads the header of a tuple, list, set or frozenset and
+// returns its code and count.
+func (r *Reader) ReadSeqHeader() (code byte, n int, err error) {
+	if r.off >= len(r.data) {
+		return 0, 0, r.truncated(r.off, "value: no type code")
+	}
+	switch c := r.data[r.off]; c {
+	case '(', '[', '<', '>':
+		n, err := r.header(c, "sequence")
+		return c, n, err
+	}
+	return 0, 0, r.typeError(r.off, "tuple, list, set or frozenset")
+}
+
+// ReadDictStart reads the code of a dict. Call DictNext before each key.
+func (r *Reader) ReadDictStart() error {
+	if r.off >= len(r.data) {
+		return r.truncated(r.off, "value: no type code")
+	}
+	if r.data[r.off] != '{' {
+		return r.typeError(r.off, "dict")
+	}
+	r.off++
+	return nil
+}
+
+// DictNext reports whether another key/value pair follows in the dict
+// being read; when it does not, it consumes the dict's end code '0'.
+func (r *Reader) DictNext() (bool, error) {
+	if r.off >= len(r.data) {
+		return false, r.truncated(r.off, "dict")
+	}
+	if r.data[r.off] == '0' {
+		r.off++
+		return false, nil
+	}
+	if r.total >= r.lim.MaxTotal {
+		return false, errAt(r.off, ErrLimit, "message holds more than "+strconv.Itoa(r.lim.MaxTotal)+" elements")
+	}
+	if r.total >= len(r.data) {
+		return false, errAt(r.off, ErrTruncated, "containers claim more elements than the bytes of the message")
+	}
+	r.total++
+	return true, nil
+}
+
+// ReadValue reads the next value, whatever its type. The strings of the
+// value do not alias the input, but they may share memory with each other
+// and with other values from the same message: treat them as immutable,
+// as Python does.
+func (r *Reader) ReadValue() (Value, error) {
+	return r.value(0, false)
+}
+
+// Skip passes over the next value, checking it as ReadValue would, without
+// building it.
+func (r *Reader) Skip() error {
+	return r.skip(0, false)
+}
+
+func (r *Reader) enter(depth int) error {
+	if depth > r.lim.MaxDepth {
+		return errAt(r.off, ErrLimit, "recursion limit exceeded (depth "+strconv.Itoa(r.lim.MaxDepth)+")")
+	}
+	if r.off >= len(r.data) {
+		return r.truncated(r.off, "value: no type code")
+	}
+	return nil
+}
+
+func unhashable(off int, c byte) error {
+	return errAt(off, ErrInvalid, "unhashable "+codeName(c)+" as a dict key or set member")
+}
+
+// value reads one value at nesting depth depth+1. When hash is set the
+// value must be hashable (a dict key or set member).
+func (r *Reader) value(depth int, hash bool) (Value, error) {
+	depth++
+	if err := r.enter(depth); err != nil {
+		return nil, err
+	}
+	start := r.off
+	switch c := r.data[start]; c {
+	case 'N':
+		r.off++
+		return None{}, nil
+	case 'T':
+		r.off++
+		return Bool(true), nil
+	case 'F':
+		r.off++
+		return Bool(false), nil
+	case 'S':
+		r.off++
+		return StopIteration{}, nil
+	case '.':
+		r.off++
+		return Ellipsis{}, nil
+	case 'i', 'I':
+		v, err := r.ReadInt()
+		return Int(v), err
+	case 'l':
+		v, b, err := r.readLong(start)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			return Long{b}, nil
+		}
+		return Int(v), nil
+	case 'g', 'f':
+		v, err := r.ReadFloat()
+		return Float(v), err
+	case 'y':
+		if len(r.data)-start < 17 {
+			return nil, r.truncated(start, "complex")
+		}
+		r.off = start + 17
+		re := math.Float64frombits(binary.LittleEndian.Uint64(r.data[start+1:]))
+		im := math.Float64frombits(binary.LittleEndian.Uint64(r.data[start+9:]))
+		return Complex(complex(re, im)), nil
+	case 'x':
+		r.off = start + 1
+		re, err := r.textFloat()
+		if err != nil {
+			return nil, err
+		}
+		im, err := r.textFloat()
+		if err != nil {
+			return nil, err
+		}
+		return Complex(complex(re, im)), nil
+	case 's', 't', 'R', 'u':
+		code, at, n, err := r.text()
+		if err != nil {
+			return nil, err
+		}
+		if code == 'u' {
+			if r.scopy == "" {
+				r.scopy = string(r.data)
+			}
+			return Unicode(r.scopy[at : at+n]), nil
+		}
+		if r.bcopy == nil {
+			r.bcopy = append([]byte(nil), r.data...)
+		}
+		return Bytes(r.bcopy[at : at+n : at+n]), nil
+	case '(', '[', '<', '>':
+		if hash && c != '(' && c != '>' {
+			return nil, unhashable(start, c)
+		}
+		n, err := r.count(start, "container")
+		if err != nil {
+			return nil, err
+		}
+		r.off = start + 5
+		elems := make([]Value, n)
+		for i := range elems {
+			if elems[i], err = r.value(depth, hash || c == '<' || c == '>'); err != nil {
+				return nil, err
+			}
+		}
+		switch c {
+		case '(':
+			return Tuple(elems), nil
+		case '[':
+			return List(elems), nil
+		case '<':
+			return Set(elems), nil
+		}
+		return FrozenSet(elems), nil
+	case '{':
+		if hash {
+			return nil, unhashable(start, c)
+		}
+		r.off++
+		// CPython reads the end code '0' as a value one level deeper.
+		if err := r.enter(depth + 1); err != nil {
+			return nil, err
+		}
+		var d Dict
+		for {
+			more, err := r.DictNext()
+			if err != nil {
+				return nil, err
+			}
+			if !more {
+				break
+			}
+			k, err := r.value(depth, true)
+			if err != nil {
+				return nil, err
+			}
+			v, err := r.value(depth, false)
+			if err != nil {
+				return nil, err
+			}
+			if d == nil {
+				d = make(Dict, 0, 4)
+			}
+			d = append(d, Pair{k, v})
+		}
+		if d == nil {
+			d = Dict{}
+		}
+		return d, nil
+	case '0':
+		return nil, errAt(start, ErrInvalid, "NULL object (type code 0x30 '0') where a value is expected")
+	}
+	return nil, r.badCode(start)
+}
+
+func (r *Reader) badCode(start int) error {
+	c := r.data[start]
+	switch c {
+	case 'c':
+		return errAt(start, ErrInvalid, "code object (type code "+codeName(c)+") not allowed")
+	case '?':
+		return errAt(start, ErrInvalid, "unknown object (type code "+codeName(c)+")")
+	}
+	return errAt(start, ErrInvalid, "unknown type code "+codeName(c))
+}
+
+// skip passes over one value at nesting depth depth+1, as value reads it.
+func (r *Reader) skip(depth int, hash bool) error {
+	depth++
+	if err := r.enter(depth); err != nil {
+		return err
+	}
+	start := r.off
+	switch c := r.data[start]; c {
+	case 'N', 'T', 'F', 'S', '.':
+		r.off++
+		return nil
+	case 'i', 'I':
+		_, err := r.ReadInt()
+		return err
+	case 'l':
+		_, _, err := r.readLong(start)
+		return err
+	case 'g', 'f':
+		_, err := r.ReadFloat()
+		return err
+	case 'y', 'x':
+		_, err := r.value(depth-1, false)
+		return err
+	case 's', 't', 'R', 'u':
+		_, _, _, err := r.text()
+		return err
+	case '(', '[', '<', '>':
+		if hash && c != '(' && c != '>' {
+			return unhashable(start, c)
+		}
+		n, err := r.count(start, "container")
+		if err != nil {
+			return err
+		}
+		r.off = start + 5
+		for range n {
+			if err := r.skip(depth, hash || c == '<' || c == '>'); err != nil {
+				return err
+			}
+		}
+		return nil
+	case '{':
+		if hash {
+			return unhashable(start, c)
+		}
+		r.off++
+		if err := r.enter(depth + 1); err != nil {
+			return err
+		}
+		for {
+			more, err := r.DictNext()
+			if err != nil || !more {
+				return err
+			}
+			if err := r.skip(depth, true); err != nil {
+				return err
+			}
+			if err := r.skip(depth, false); err != nil {
+				return err
+			}
+		}
+	case '0':
+		return errAt(start, ErrInvalid, "NULL object (type code 0x30 '0') where a value is expected")
+	}
+	return r.badCode(start)
+}
