@@ -1,0 +1,61 @@
+// Package frontier is the node scheduler's crawl frontier: per-site crawl
+// queues kept on disk in the crawl store, a seen-set, and the politeness
+// rules of the crawl configuration (MS-FSCCFG) and of the multinode protocol
+// (MS-FSCMT §3.1).
+//
+// It is a pure state machine with an injected clock. The driver calls
+//
+//	Next(now)                   -> the next URI to fetch, or when to ask again
+//	Done(fetch, result, now)    -> a fetch finished
+//	Add(now, entries...)        -> new crawl queue entries (links, start URIs)
+//	Actions()                   -> what the driver must do: resolve a site's IP
+//	                               (SetIP), ask for a crawl-IP grant (Grant),
+//	                               give one back (CMD_UM_STOP_CRAWL_IP)
+//	Quarantine, SetCrawlDelay, Refresh, Stats
+//
+// and Begin/Tx to put a crawl step's frontier changes (Done plus the links
+// it found) in the same store batch as the driver's URI record and document.
+//
+// # Memory
+//
+// Only the first HeadSize entries of each site's priority class are in
+// memory, plus a few hundred bytes of state per site that has work, is in
+// flight, is blocked or holds a slot. Everything else is in the store:
+//
+//	queue    'q' lp(coll) lp(site) class seq(8, big-endian) -> entry
+//	seen     'h' lp(coll) uri                                -> varint(cycle queued)
+//	known    'w' lp(coll) lp(site) uri                       -> hops, level, last cycle, fetches, changes
+//	site     'f' lp(coll) 's' site                           -> counts, sequence numbers, cycle, backoff...
+//	global   'f' lp(coll) 'g'                                -> cycle, cycle start
+//	deferred 'f' lp(coll) 'd' lp(site) uri                   -> start URI held for a soft refresh
+//	bloom    'f' lp(coll) 'b'                                -> saved bloom-only filter
+//
+// Class 0 holds urgent entries (QF_URGENT), classes 1..levels the
+// workqueue_priority levels, class levels+1 the URIs rescheduled by adaptive
+// refresh. Appended entries take increasing sequence numbers from 2^63,
+// prepended ones decreasing numbers below it, so one key order is the queue
+// order.
+//
+// # Scheduling
+//
+// A site with work waits for one of max_sites slots (sites with urgent work
+// first, then, under pop_scheme pri, by best level, then first come). A site
+// holding a slot may need its IP (RequireIP) and a crawl-IP grant
+// (RequireGrant) before it is served. It is served while it has work,
+// fewer than max_pending fetches in flight, and its delay has passed: the
+// delay runs from the start of the previous fetch on the site and, with
+// enforce_delay_per_ip, on its IP; a robots.txt Crawl-delay raises it under
+// obey_robots_delay; a network failure pushes the next start back
+// exponentially up to max_backoff_delay, and more than max_backoff_counter
+// failures in a row stop the site for the cycle. After max_inter_docs
+// fetches the site yields its slot if another site waits. After max_doc
+// fetches in a cycle it stops until the next cycle. The slot is given back
+// only when nothing is in flight, so max_sites bounds the sites with fetches
+// outstanding.
+//
+// # Delivery
+//
+// An entry stays on disk until its Done commits; a fetch in flight when the
+// process dies is served again after restart (at-least-once). Every other
+// entry is served exactly once per cycle.
+package frontier
