@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/trawl/trawl/internal/dupserver"
+)
+
+func init() {
+	register(&command{name: "dupserver", summary: "run a duplicate server or a duplicate server replica (MS-FSCMT)", run: runDupserver})
+}
+
+func runDupserver(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlagSet(env, "dupserver", "dupserver [--listen ADDR | --base-port N] [--data DIR] [--replica HOST:PORT] [--id NODEID] [--replica-mode] [--log-level LEVEL]",
+		"Run a duplicate server: node schedulers register document checksums with it (PPDUP_ADD) and learn\n"+
+			"which URI owns each one. With --replica it copies every change to its replica before answering.\n"+
+			"With --replica-mode it is that replica. The checksum store lives under --data\n"+
+			"(DIR/dupserver, or DIR/dupreplica for a replica) and survives restarts.")
+	listen := fs.String("listen", "", "address to listen on (default :13002, or :13003 with --replica-mode)")
+	basePort := fs.Int("base-port", 13000, "base port; the duplicate server listens on base+2, a replica on base+3")
+	data := fs.String("data", "./data", "data directory")
+	replica := fs.String("replica", "", "HOST:PORT of this duplicate server's replica")
+	id := fs.String("id", "", "node identifier of this duplicate server (default: the host name)")
+	replicaMode := fs.Bool("replica-mode", false, "run as a duplicate server replica")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.stderr, "trawl dupserver: unexpected argument %q\n", fs.Arg(0))
+		return errUsage
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(strings.ToLower(*logLevel))); err != nil {
+		fmt.Fprintf(env.stderr, "trawl dupserver: bad --log-level %q\n", *logLevel)
+		return errUsage
+	}
+	if *replicaMode && *replica != "" {
+		fmt.Fprintf(env.stderr, "trawl dupserver: --replica and --replica-mode exclude each other\n")
+		return errUsage
+	}
+	addr := *listen
+	if addr == "" {
+		port := *basePort + 2
+		if *replicaMode {
+			port = *basePort + 3
+		}
+		if port <= 0 || port > 65535 {
+			fmt.Fprintf(env.stderr, "trawl dupserver: --base-port %d gives port %d\n", *basePort, port)
+			return errUsage
+		}
+		addr = net.JoinHostPort("", strconv.Itoa(port))
+	}
+	sub := "dupserver"
+	if *replicaMode {
+		sub = "dupreplica"
+	}
+	s := &dupserver.Server{
+		Listen:      addr,
+		Replica:     *replica,
+		ReplicaMode: *replicaMode,
+		Data:        filepath.Join(*data, sub),
+		NodeID:      *id,
+		Logger:      slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level})),
+	}
+	return s.Run(ctx)
+}

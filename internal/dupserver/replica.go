@@ -1,0 +1,191 @@
+package dupserver
+
+import (
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/trawl/trawl/internal/cmt"
+)
+
+// ReplicaConfig configures a replica machine.
+type ReplicaConfig struct {
+	// KeepAlive is the keep-alive timer of 3.4.2 (DefaultKeepAlive if 0).
+	KeepAlive time.Duration
+	// Logger receives the machine's records (nil: discarded).
+	Logger *slog.Logger
+}
+
+// Replica is the duplicate server replica state machine (MS-FSCMT 3.4): it
+// applies what its duplicate server forwards and answers with the same
+// key-value pairs. Every answer goes with normal priority, in order. It is
+// not safe for concurrent use.
+type Replica struct {
+	cfg   ReplicaConfig
+	log   *slog.Logger
+	st    Store
+	peers map[PeerID]int // connected duplicate servers -> unanswered keep-alives
+
+	lastKA time.Time
+	out    []Action
+}
+
+// NewReplica returns a replica machine over st.
+func NewReplica(cfg ReplicaConfig, st Store) *Replica {
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = DefaultKeepAlive
+	}
+	lg := cfg.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	return &Replica{cfg: cfg, log: lg, st: st, peers: map[PeerID]int{}}
+}
+
+func (r *Replica) take() []Action {
+	out := r.out
+	r.out = nil
+	return out
+}
+
+func (r *Replica) send(to PeerID, m cmt.Message) {
+	r.out = append(r.out, Action{To: to, Msg: m, Priority: cmt.PriorityNormal})
+}
+
+// Connect reports a new connection from a duplicate server.
+func (r *Replica) Connect(p PeerID, now time.Time) []Action {
+	r.peers[p] = 0
+	r.log.Info("dupserver: duplicate server connected to the replica", "peer", p)
+	return r.take()
+}
+
+// Disconnect reports that a connection closed.
+func (r *Replica) Disconnect(p PeerID, now time.Time) []Action {
+	if _, ok := r.peers[p]; ok {
+		delete(r.peers, p)
+		r.log.Info("dupserver: duplicate server disconnected from the replica", "peer", p)
+	}
+	return r.take()
+}
+
+// Tick advances the keep-alive timer (3.4.6).
+func (r *Replica) Tick(now time.Time) []Action {
+	if r.lastKA.IsZero() {
+		r.lastKA = now
+		return r.take()
+	}
+	if now.Sub(r.lastKA) < r.cfg.KeepAlive {
+		return r.take()
+	}
+	r.lastKA = now
+	ids := make([]PeerID, 0, len(r.peers))
+	for id := range r.peers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if r.peers[id] > 0 {
+			r.log.Warn("dupserver: duplicate server did not answer the previous keep-alive", "peer", id, "unanswered", r.peers[id])
+		}
+		r.peers[id]++
+		r.send(id, &cmt.PPDUPKeepalive{})
+	}
+	return r.take()
+}
+
+// Receive processes a message from the duplicate server p.
+func (r *Replica) Receive(p PeerID, m cmt.Message, now time.Time) []Action {
+	if _, ok := r.peers[p]; !ok {
+		r.log.Debug("dupserver: message from a closed connection dropped", "peer", p, "cmd", m.Code())
+		return r.take()
+	}
+	switch m := m.(type) {
+	case *cmt.PPDUPSetConfig:
+		r.setConfig(p, m)
+	case *cmt.PPDUPConfRemove:
+		// 3.4.5.2: the collection leaves every structure at once.
+		if err := validCollection(m.Collection); err != nil {
+			r.fail(p, m.Collection, "PPDUP_CONF_REMOVE: "+err.Error())
+			break
+		}
+		if err := r.st.DeleteCollection(m.Collection); err != nil {
+			r.fail(p, m.Collection, "PPDUP_CONF_REMOVE: checksum store: "+err.Error())
+			break
+		}
+		if err := r.st.DeleteCollectionRecord(m.Collection); err != nil {
+			r.fail(p, m.Collection, "PPDUP_CONF_REMOVE: checksum store: "+err.Error())
+			break
+		}
+		r.log.Info("dupserver: replica removed collection", "collection", m.Collection)
+	case *cmt.PPDUPConfRemove2:
+		// Not specified for a replica; CONF_REMOVE already removed
+		// everything, so this only drops a configuration that came back.
+		if validCollection(m.Collection) == nil {
+			if err := r.st.DeleteCollectionRecord(m.Collection); err != nil {
+				r.log.Error("dupserver: checksum store", "err", err)
+			}
+		}
+	case *cmt.PPDUPAdd:
+		// 3.4.5.3: store (overwriting) and echo the same pairs.
+		if err := validCollection(m.Collection); err != nil {
+			r.fail(p, m.Collection, "PPDUP_ADD "+m.URI+": "+err.Error())
+			break
+		}
+		if err := r.st.Put(Key{m.Collection, m.Checksum}, Owner{URI: m.URI, NodeID: m.NodeID}, false); err != nil {
+			r.fail(p, m.Collection, "PPDUP_ADD "+m.URI+": checksum store: "+err.Error())
+			break
+		}
+		r.send(p, &cmt.PPDUPAddOK{Collection: m.Collection, NodeID: m.NodeID, URI: m.URI, Checksum: m.Checksum,
+			PPDUPID: m.PPDUPID, DBName: m.DBName})
+	case *cmt.PPDUPRemove:
+		// 3.4.5.4: delete if present and echo the same pairs.
+		if err := validCollection(m.Collection); err != nil {
+			r.fail(p, m.Collection, "PPDUP_REMOVE "+m.URI+": "+err.Error())
+			break
+		}
+		if err := r.st.Delete(Key{m.Collection, m.Checksum}, false); err != nil {
+			r.fail(p, m.Collection, "PPDUP_REMOVE "+m.URI+": checksum store: "+err.Error())
+			break
+		}
+		r.send(p, &cmt.PPDUPRemoveOK{Collection: m.Collection, NodeID: m.NodeID, URI: m.URI, Checksum: m.Checksum,
+			PPDUPID: m.PPDUPID, DBName: m.DBName})
+	case *cmt.PPDUPKeepalive:
+		// Not specified for a replica; it answers as a duplicate server
+		// does (3.3.5.6), and the duplicate server uses the answer as an
+		// in-order barrier.
+		r.send(p, &cmt.PPDUPKeepaliveAck{})
+	case *cmt.PPDUPKeepaliveAck:
+		r.peers[p] = 0
+	default:
+		r.log.Warn("dupserver: unexpected message at the replica ignored", "peer", p, "cmd", m.Code())
+	}
+	return r.take()
+}
+
+func (r *Replica) setConfig(p PeerID, m *cmt.PPDUPSetConfig) {
+	colls := slices.Clone(m.Config.Collections)
+	if m.Collection != "" {
+		if _, ok := m.Config.Collection(m.Collection); !ok {
+			colls = append(colls, cmt.Collection{Name: m.Collection})
+		}
+	}
+	for _, c := range colls {
+		if err := validCollection(c.Name); err != nil {
+			r.fail(p, c.Name, "PPDUP_SET_CONFIG: "+err.Error())
+			return
+		}
+		if err := r.st.PutCollection(CollectionRecord{Name: c.Name, Config: c}); err != nil {
+			r.fail(p, c.Name, "PPDUP_SET_CONFIG: checksum store: "+err.Error())
+			return
+		}
+	}
+	r.send(p, &cmt.PPDUPConfigAck{VClock: m.VClock})
+}
+
+// fail reports an operation the replica could not apply. The duplicate
+// server gives the replica up on PPDUP_ERROR and resends its unacknowledged
+// changes when it reconnects.
+func (r *Replica) fail(p PeerID, coll, why string) {
+	r.log.Error("dupserver: replica cannot apply a message", "collection", coll, "why", why)
+	r.send(p, &cmt.PPDUPError{Collection: coll, Why: why})
+}
