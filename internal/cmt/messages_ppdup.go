@@ -39,10 +39,10 @@ func (*PPDUPAdd) Code() Command    { return CmdPPDUPAdd }
 func (*PPDUPRemove) Code() Command { return CmdPPDUPRemove }
 
 func (m *PPDUPAdd) appendDict(dst []byte) ([]byte, error) {
-	return appendChecksumMessage(dst, CmdPPDUPAdd, m.Checksum, m.Collection, "", m.PPDUPID, m.DBName, m.NodeID, m.URI), nil
+	return appendChecksumMessage(dst, CmdPPDUPAdd, true, true, m.Checksum, m.Collection, "", m.PPDUPID, m.DBName, m.NodeID, m.URI), nil
 }
 func (m *PPDUPRemove) appendDict(dst []byte) ([]byte, error) {
-	return appendChecksumMessage(dst, CmdPPDUPRemove, m.Checksum, m.Collection, "", m.PPDUPID, m.DBName, m.NodeID, m.URI), nil
+	return appendChecksumMessage(dst, CmdPPDUPRemove, true, true, m.Checksum, m.Collection, "", m.PPDUPID, m.DBName, m.NodeID, m.URI), nil
 }
 func (m *PPDUPAdd) decodeField(r *marshal.Reader, k keyID) (bool, error) {
 	return decodeChecksumField(r, k, &m.Checksum, &m.Collection, nil, &m.PPDUPID, &m.DBName, &m.NodeID, &m.URI)
@@ -69,7 +69,7 @@ type PPDUPAddOK struct {
 
 func (*PPDUPAddOK) Code() Command { return CmdPPDUPAddOK }
 func (m *PPDUPAddOK) appendDict(dst []byte) ([]byte, error) {
-	return appendChecksumMessage(dst, CmdPPDUPAddOK, m.Checksum, m.Collection, m.OwnerURI, m.PPDUPID, m.DBName, m.NodeID, m.URI), nil
+	return appendChecksumMessage(dst, CmdPPDUPAddOK, false, true, m.Checksum, m.Collection, m.OwnerURI, m.PPDUPID, m.DBName, m.NodeID, m.URI), nil
 }
 func (m *PPDUPAddOK) decodeField(r *marshal.Reader, k keyID) (bool, error) {
 	return decodeChecksumField(r, k, &m.Checksum, &m.Collection, &m.OwnerURI, &m.PPDUPID, &m.DBName, &m.NodeID, &m.URI)
@@ -89,7 +89,7 @@ type PPDUPRemoveOK struct {
 
 func (*PPDUPRemoveOK) Code() Command { return CmdPPDUPRemoveOK }
 func (m *PPDUPRemoveOK) appendDict(dst []byte) ([]byte, error) {
-	return appendChecksumMessage(dst, CmdPPDUPRemoveOK, m.Checksum, m.Collection, "", m.PPDUPID, m.DBName, m.NodeID, m.URI), nil
+	return appendChecksumMessage(dst, CmdPPDUPRemoveOK, false, false, m.Checksum, m.Collection, "", m.PPDUPID, m.DBName, m.NodeID, m.URI), nil
 }
 func (m *PPDUPRemoveOK) decodeField(r *marshal.Reader, k keyID) (bool, error) {
 	return decodeChecksumField(r, k, &m.Checksum, &m.Collection, nil, &m.PPDUPID, &m.DBName, &m.NodeID, &m.URI)
@@ -97,18 +97,24 @@ func (m *PPDUPRemoveOK) decodeField(r *marshal.Reader, k keyID) (bool, error) {
 func (*PPDUPRemoveOK) required() keySet { return keys(kDSpecName, kURI) }
 
 // appendChecksumMessage writes the keys of the checksum messages in
-// trawl's order: cs dn ou pi db id cm ur, leaving out a zero checksum and
-// empty optional strings. dn and ur are always written.
-func appendChecksumMessage(dst []byte, c Command, cs Checksum, dn, ou, pi, db, id, ur string) []byte {
+// trawl's order: cs dn ou pi db id cm ur. dn and ur are always written, cs
+// and id when the message requires them (needCS, needID) even if zero or
+// empty, so the receiver sees what was sent; otherwise a zero checksum and
+// empty optional strings are left out.
+func appendChecksumMessage(dst []byte, c Command, needCS, needID bool, cs Checksum, dn, ou, pi, db, id, ur string) []byte {
 	dst = marshal.AppendDictStart(dst)
-	if !cs.IsZero() {
+	if needCS || !cs.IsZero() {
 		dst = appendChecksumField(dst, cs)
 	}
 	dst = appendStrField(dst, KeyDSpecName, dn)
 	dst = appendOptStrField(dst, KeyOwnURI, ou)
 	dst = appendOptStrField(dst, KeyPPDUPID, pi)
 	dst = appendOptStrField(dst, KeyDBName, db)
-	dst = appendOptStrField(dst, KeyID, id)
+	if needID {
+		dst = appendStrField(dst, KeyID, id)
+	} else {
+		dst = appendOptStrField(dst, KeyID, id)
+	}
 	dst = appendCmd(dst, c)
 	dst = appendStrField(dst, KeyURI, ur)
 	return marshal.AppendDictEnd(dst)
