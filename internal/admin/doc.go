@@ -1,0 +1,24 @@
+// Package admin is the MS-FSCADM administration and status API: an XML-RPC
+// server (POST /RPC2 on the base port, DESIGN.md 4.3) that checks every
+// call against the method table of the spec and dispatches it to a Backend,
+// which the crawler roles implement, and a Go client with a typed wrapper
+// per method.
+//
+// The server owns the protocol rules: parameter count and types, 0/1 flags,
+// log level masks, hostport and contentdest syntax, the role rules
+// (GetNodeSchedulerXmlRpcPorts only on a multinode scheduler, Force on a
+// node scheduler of a multinode setup, IsDistributed and
+// IsMultiNodeScheduler from the role), the return shapes (cresult, the
+// [code, value] pairs of the statistics methods) and the fault format
+// (faultCode 1, MS-FSCADM 2.2.7). CollectionAdd parses the MS-FSCCFG XML
+// with internal/config, so a bad configuration gets the same messages as
+// "trawl config check". The Backend only does the work.
+//
+// A Backend method reports a refusal with Refuse (the reply is the in-band
+// failure of the method's return type: a cresult [0, text], SetLogLevel 0)
+// and any other error as a fault. Statistics travel as the spec says: the
+// flattened structures (CollectionGetStatistics2, GetGlobalStatistics) as
+// XML-RPC structs, the statistics dictionaries (CollectionGetStatistics,
+// CollectionGetSiteStatistics) as <base64> of their MS-FSWCU (marshal)
+// bytes (DESIGN.md 4.4).
+package admin
