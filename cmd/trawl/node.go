@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/trawl/trawl/internal/nodesched"
+)
+
+func init() {
+	register(&command{name: "node", summary: "run a node scheduler: crawl the sites the multinode scheduler assigns", run: runNode})
+}
+
+// repeated is a repeatable string flag.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(s string) error { *r = append(*r, s); return nil }
+
+func runNode(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlagSet(env, "node", "node --id ID --multinode HOST:PORT [--dupserver HOST:PORT ...] [flags]",
+		"Run a node scheduler (MS-FSCMT 3.1). It connects to the multinode scheduler (sending CMD_UM_INIT first,\n"+
+			"reconnecting with backoff), receives its collections and sites from it, resolves host names through it,\n"+
+			"registers checksums with the duplicate servers, and keeps its crawl store in --data. Stops on SIGINT/SIGTERM.")
+	id := fs.String("id", "", "node scheduler identifier (required)")
+	mns := fs.String("multinode", "", "multinode scheduler address HOST:PORT (its base port + 1)")
+	var ds repeated
+	fs.Var(&ds, "dupserver", "duplicate server address HOST:PORT (repeatable)")
+	data := fs.String("data", "./data", "directory of the crawl store")
+	basePort := fs.Int("base-port", 13000, "base port; the admin interface announced in CMD_UM_INIT is base+0")
+	workers := fs.Int("workers", 64, "concurrent fetches")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *id == "" || *mns == "" || fs.NArg() > 0 {
+		fmt.Fprintln(env.stderr, "trawl node: --id and --multinode are required, and no arguments")
+		return errUsage
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(env.stderr, "trawl node: bad --log-level %q\n", *logLevel)
+		return errUsage
+	}
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: lvl}))
+	host, _ := os.Hostname()
+	cfg := nodesched.Config{NodeID: *id, AdminHost: host, AdminPort: int32(*basePort), DataDir: *data,
+		MNS: nodesched.TCPDialer(*mns, "multinode "+*mns, log), Workers: *workers, Logger: log}
+	for _, a := range ds {
+		cfg.DS = append(cfg.DS, nodesched.TCPDialer(a, "dupserver "+a, log))
+	}
+	if err := os.MkdirAll(*data, 0o755); err != nil {
+		return err
+	}
+	log.Info("node scheduler starting", "id", *id, "multinode", *mns, "dupservers", len(ds), "data", *data)
+	return nodesched.New(cfg).Run(ctx)
+}

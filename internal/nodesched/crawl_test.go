@@ -1,0 +1,141 @@
+package nodesched
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/trawl/trawl/internal/store"
+	"github.com/trawl/trawl/internal/webfarm"
+)
+
+func startFarm(t testing.TB, hosts, pages int) *webfarm.Farm {
+	cfg := webfarm.DefaultConfig(7, hosts, pages)
+	cfg.StallMax = 0
+	farm, err := webfarm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); farm.Close() })
+	if err := farm.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return farm
+}
+
+type crawlRun struct {
+	farm   *webfarm.Farm
+	crawl  webfarm.Crawl
+	mns    *fakeMNS
+	d      *Driver
+	st     *store.Store
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func runCrawl(t testing.TB, farm *webfarm.Farm, dir string, delay float64, timeout int) *crawlRun {
+	crawl := farm.DefaultCrawl()
+	col := farmCollection(t, farm, crawl, webfarm.XMLOptions{Collection: "farm", Delay: delay, FetchTimeout: timeout})
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	mns := newFakeMNS(t, farm, "node1", col)
+	d := New(Config{NodeID: "node1", Store: st, MNS: mns.dialer(ctx), Workers: 64})
+	r := &crawlRun{farm: farm, crawl: crawl, mns: mns, d: d, st: st, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- d.Run(ctx) }()
+	t.Cleanup(func() { r.stop(t) })
+	return r
+}
+
+func (r *crawlRun) stop(t testing.TB) {
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	if err := <-r.done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	r.cancel = nil
+	r.st.Close()
+}
+
+func TestCrawlMatchesExpect(t *testing.T) {
+	farm := startFarm(t, 5, 50)
+	r := runCrawl(t, farm, t.TempDir(), 0.05, 8)
+	waitIdle(t, r.d, 90*time.Second)
+	want, err := farm.Expect(r.crawl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := requestedURLs(farm, 0)
+	missing, extra := diffSets(want, got)
+	if len(missing)+len(extra) > 0 {
+		t.Errorf("fetched set differs from Expect: %d wanted, %d fetched\nmissing (%d): %v\nextra (%d): %v", len(want), len(got), len(missing), head(missing), len(extra), head(extra))
+	}
+	checkPoliteness(t, farm, 50*time.Millisecond, 2)
+	t.Logf("crawled %d URLs; stats %v", len(got), r.d.Stats()["farm"])
+}
+
+func head(s []string) []string {
+	if len(s) > 30 {
+		return s[:30]
+	}
+	return s
+}
+
+// checkPoliteness checks the farm's request log: no two requests to one
+// site or one IP start closer than delay (minus scheduling jitter), and no
+// more than maxPending requests to one site are in flight at once.
+func checkPoliteness(t testing.TB, farm *webfarm.Farm, delay time.Duration, maxPending int) {
+	t.Helper()
+	reqs := farm.Requests()
+	bySite := map[string][]webfarm.Request{}
+	byIP := map[string][]webfarm.Request{}
+	for _, r := range reqs {
+		u, _ := url.Parse(r.URL)
+		bySite[u.Host] = append(bySite[u.Host], r)
+		byIP[r.Local] = append(byIP[r.Local], r)
+	}
+	// The farm stamps a request when its handler runs; on a loaded 2-core
+	// machine (worse under -race) server-side scheduling adds up to ~35 ms.
+	const jitter = 35 * time.Millisecond
+	check := func(kind string, groups map[string][]webfarm.Request) {
+		for k, rs := range groups {
+			sortByTime(rs)
+			for i := 1; i < len(rs); i++ {
+				if gap := rs[i].Time.Sub(rs[i-1].Time); gap < delay-jitter {
+					t.Errorf("%s %s: requests %s and %s only %v apart", kind, k, rs[i-1].URL, rs[i].URL, gap)
+					return
+				}
+			}
+		}
+	}
+	check("site", bySite)
+	check("ip", byIP)
+	for site, rs := range bySite {
+		for i := range rs {
+			n := 0
+			for j := range rs {
+				if !rs[j].Time.After(rs[i].Time) && rs[j].Time.Add(rs[j].Duration).After(rs[i].Time) {
+					n++
+				}
+			}
+			if n > maxPending {
+				t.Errorf("site %s: %d requests in flight at %v (max_pending %d)", site, n, rs[i].Time, maxPending)
+				break
+			}
+		}
+	}
+}
+
+func sortByTime(rs []webfarm.Request) {
+	for i := 1; i < len(rs); i++ {
+		for j := i; j > 0 && rs[j].Time.Before(rs[j-1].Time); j-- {
+			rs[j], rs[j-1] = rs[j-1], rs[j]
+		}
+	}
+}

@@ -1,0 +1,467 @@
+package nodesched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/fetch"
+	"github.com/trawl/trawl/internal/store"
+)
+
+// DialFunc opens a connection to a peer; the driver runs the returned Conn.
+// For `trawl node` it dials TCP; in one process it returns one end of a
+// cmt.Pipe or dials a cmt.MemNetwork.
+type DialFunc func(ctx context.Context) (*cmt.Conn, error)
+
+// TCPDialer returns a DialFunc that connects to addr over TCP.
+func TCPDialer(addr, name string, log *slog.Logger) DialFunc {
+	return func(ctx context.Context) (*cmt.Conn, error) {
+		var d net.Dialer
+		nc, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		return cmt.NewConn(nc, cmt.ConnConfig{Name: name, Logger: log, SendQueue: 65536}), nil
+	}
+}
+
+// Config configures a Driver.
+type Config struct {
+	NodeID    string
+	AdminHost string
+	AdminPort int32
+	// Store is the crawl store (the caller closes it), or DataDir names the
+	// directory of one the driver opens and closes.
+	Store   *store.Store
+	DataDir string
+	// MNS dials the multinode scheduler; DS the duplicate servers.
+	MNS DialFunc
+	DS  []DialFunc
+	// Workers is the number of concurrent fetches over all sites (64).
+	Workers int
+	// Collections are set up at start, as if received in CMD_ADM_CONF_ADD
+	// (the in-process form used by `trawl run` and tests).
+	Collections []*config.Collection
+	Logger      *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Backlog bounds the messages kept for a peer that is not connected.
+	Backlog int
+}
+
+// Driver runs a node scheduler: the Machine on an event loop, one reader per
+// connection, and a bounded pool of fetch workers.
+type Driver struct {
+	cfg  Config
+	log  *slog.Logger
+	now  func() time.Time
+	pipe *Pipeline
+
+	events chan event
+	jobs   chan *Job
+
+	ipMu sync.RWMutex
+	ips  map[string]string // host -> IP, for the dialer
+
+	idleMu sync.Mutex
+	idle   bool
+	stats  map[string]Counters
+}
+
+type event struct {
+	peer    Peer
+	msg     cmt.Message
+	up      *cmt.Conn // link up
+	down    bool      // link down
+	outcome *Outcome
+	resolve *resolveReq
+	add     *config.Collection
+	addErr  chan error
+}
+
+type resolveReq struct {
+	host  string
+	reply chan string
+}
+
+// New returns a driver.
+func New(cfg Config) *Driver {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 64
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Backlog <= 0 {
+		cfg.Backlog = 1 << 20
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Driver{cfg: cfg, log: log, now: cfg.Now, pipe: NewPipeline(cfg.Now, nil),
+		events: make(chan event, 4096), jobs: make(chan *Job, cfg.Workers), ips: map[string]string{}}
+}
+
+// AddCollection sets up a collection in the running driver (in-process
+// CMD_ADM_CONF_ADD).
+func (d *Driver) AddCollection(ctx context.Context, c *config.Collection) error {
+	ch := make(chan error, 1)
+	select {
+	case d.events <- event{add: c, addErr: ch}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Idle reports whether, at the last loop iteration, every collection had
+// nothing queued or in flight.
+func (d *Driver) Idle() bool {
+	d.idleMu.Lock()
+	defer d.idleMu.Unlock()
+	return d.idle
+}
+
+// Stats returns the counters of every collection as of the last loop
+// iteration.
+func (d *Driver) Stats() map[string]Counters {
+	d.idleMu.Lock()
+	defer d.idleMu.Unlock()
+	out := map[string]Counters{}
+	for k, v := range d.stats {
+		out[k] = v.clone()
+	}
+	return out
+}
+
+func (d *Driver) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ip, err := d.resolve(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	var nd net.Dialer
+	return nd.DialContext(ctx, network, net.JoinHostPort(ip, port))
+}
+
+func (d *Driver) resolve(ctx context.Context, host string) (string, error) {
+	if ip := net.ParseIP(host); ip != nil {
+		return host, nil
+	}
+	d.ipMu.RLock()
+	ip, ok := d.ips[host]
+	d.ipMu.RUnlock()
+	if ok && ip != "" {
+		return ip, nil
+	}
+	r := &resolveReq{host: host, reply: make(chan string, 1)}
+	select {
+	case d.events <- event{resolve: r}:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	select {
+	case ip := <-r.reply:
+		if ip == "" {
+			return "", &net.DNSError{Err: "no such host (multinode scheduler)", Name: host, IsNotFound: true}
+		}
+		return ip, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+type peerConn struct {
+	conn    *cmt.Conn
+	backlog []Output
+}
+
+// Run runs the node scheduler until ctx ends.
+func (d *Driver) Run(ctx context.Context) (err error) {
+	st := d.cfg.Store
+	if st == nil {
+		if d.cfg.DataDir == "" {
+			return errors.New("nodesched: no store and no data directory")
+		}
+		if st, err = store.Open(d.cfg.DataDir, store.Options{}); err != nil {
+			return fmt.Errorf("nodesched: %w", err)
+		}
+		defer func() {
+			if cerr := st.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
+	}
+	tr := fetch.NewTransport(fetch.Options{Dial: d.dial, MaxIdleConnsPerHost: 4})
+	defer tr.CloseIdleConnections()
+	env := Env{Dial: d.dial, Transport: tr, Now: d.now, NodeID: d.cfg.NodeID}
+	m, err := NewMachine(MachineConfig{NodeID: d.cfg.NodeID, AdminHost: d.cfg.AdminHost, AdminPort: d.cfg.AdminPort,
+		DupServers: len(d.cfg.DS), Store: st, Env: env, Logger: d.log}, d.now())
+	if err != nil {
+		return err
+	}
+	for _, c := range d.cfg.Collections {
+		if err := m.AddCollection(c, d.now()); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+		if cerr := m.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		if serr := st.SyncWAL(); serr != nil && err == nil {
+			err = serr
+		}
+	}()
+	for i := 0; i < d.cfg.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case j := <-d.jobs:
+					o := d.pipe.Process(ctx, j)
+					select {
+					case d.events <- event{outcome: o}:
+					case <-ctx.Done():
+						return
+					}
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	peers := map[Peer]*peerConn{MNS: {}}
+	if d.cfg.MNS != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); d.link(ctx, MNS, d.cfg.MNS) }()
+	}
+	for i, dial := range d.cfg.DS {
+		p := DS(i)
+		peers[p] = &peerConn{}
+		wg.Add(1)
+		go func() { defer wg.Done(); d.link(ctx, p, dial) }()
+	}
+	waiters := map[string][]chan string{}
+	inFlight := 0
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	syncTick := time.NewTicker(time.Second)
+	defer syncTick.Stop()
+	flush := func() {
+		for _, o := range m.Outputs() {
+			pc := peers[o.To]
+			if pc == nil {
+				continue
+			}
+			if pc.conn == nil {
+				if len(pc.backlog) < d.cfg.Backlog {
+					pc.backlog = append(pc.backlog, o)
+				} else {
+					d.log.Warn("nodesched: backlog full, message dropped", "peer", o.To, "cmd", o.Msg.Code())
+				}
+				continue
+			}
+			if err := pc.conn.Send(ctx, o.Msg, o.Priority); err != nil {
+				pc.backlog = append(pc.backlog, o)
+			}
+		}
+		for _, r := range m.Resolved() {
+			d.ipMu.Lock()
+			d.ips[r.Host] = r.IP
+			d.ipMu.Unlock()
+			for _, ch := range waiters[r.Host] {
+				ch <- r.IP
+			}
+			delete(waiters, r.Host)
+		}
+	}
+	for {
+		now := d.now()
+		if err := m.Tick(now); err != nil {
+			return err
+		}
+		wake := m.NextTimer()
+		for inFlight < d.cfg.Workers {
+			j, ok, w := m.Next(now)
+			if !ok {
+				if !w.IsZero() && w.Before(wake) {
+					wake = w
+				}
+				break
+			}
+			inFlight++
+			d.jobs <- j
+		}
+		flush()
+		d.idleMu.Lock()
+		d.idle = inFlight == 0 && m.Idle()
+		{
+			d.stats = map[string]Counters{}
+			for _, c := range m.Collections() {
+				d.stats[c] = m.Stats(c)
+			}
+		}
+		d.idleMu.Unlock()
+		dur := wake.Sub(d.now())
+		if dur < time.Millisecond {
+			dur = time.Millisecond
+		}
+		timer.Reset(dur)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-syncTick.C:
+			if err := st.SyncWAL(); err != nil {
+				return err
+			}
+		case <-timer.C:
+		case ev := <-d.events:
+			if err := d.handle(ctx, m, ev, peers, waiters, &inFlight); err != nil {
+				return err
+			}
+			// Drain what else is ready before scheduling again.
+			for n := 0; n < 256; n++ {
+				select {
+				case ev := <-d.events:
+					if err := d.handle(ctx, m, ev, peers, waiters, &inFlight); err != nil {
+						return err
+					}
+					continue
+				default:
+				}
+				break
+			}
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+func (d *Driver) handle(ctx context.Context, m *Machine, ev event, peers map[Peer]*peerConn, waiters map[string][]chan string, inFlight *int) error {
+	now := d.now()
+	switch {
+	case ev.outcome != nil:
+		*inFlight--
+		if err := m.Complete(ev.outcome, now); err != nil {
+			return fmt.Errorf("nodesched: committing %s: %w", ev.outcome.Job.Fetch.URI, err)
+		}
+	case ev.add != nil:
+		ev.addErr <- m.AddCollection(ev.add, now)
+	case ev.resolve != nil:
+		if ip, ok := m.LookupHost(ev.resolve.host, now); ok {
+			ev.resolve.reply <- ip
+		} else {
+			waiters[ev.resolve.host] = append(waiters[ev.resolve.host], ev.resolve.reply)
+		}
+	case ev.up != nil:
+		pc := peers[ev.peer]
+		pc.conn = ev.up
+		m.Connected(ev.peer, true, now)
+		// INIT (and configurations for a duplicate server) go first, then
+		// what was kept while the link was down.
+		outs := m.Outputs()
+		for _, o := range outs {
+			if o.To == ev.peer {
+				_ = pc.conn.Send(ctx, o.Msg, o.Priority)
+			} else {
+				m.out = append(m.out, o)
+			}
+		}
+		backlog := pc.backlog
+		pc.backlog = nil
+		for _, o := range backlog {
+			if _, isInit := o.Msg.(*cmt.UMInit); isInit {
+				continue
+			}
+			if err := pc.conn.Send(ctx, o.Msg, o.Priority); err != nil {
+				pc.backlog = append(pc.backlog, o)
+			}
+		}
+	case ev.down:
+		if pc := peers[ev.peer]; pc != nil {
+			pc.conn = nil
+		}
+		m.Connected(ev.peer, false, now)
+	case ev.msg != nil:
+		if err := m.Handle(ev.peer, ev.msg, now); err != nil {
+			d.log.Warn("nodesched: message failed", "peer", ev.peer, "cmd", ev.msg.Code(), "err", err)
+		}
+	}
+	return nil
+}
+
+// link keeps one peer connected: dial, run, deliver messages, redial with
+// backoff after a failure.
+func (d *Driver) link(ctx context.Context, p Peer, dial DialFunc) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		conn, err := dial(ctx)
+		if err != nil {
+			d.log.Debug("nodesched: dial failed", "peer", p, "err", err)
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+			backoff = min(backoff*2, 10*time.Second)
+			continue
+		}
+		backoff = 100 * time.Millisecond
+		done := make(chan error, 1)
+		go func() { done <- conn.Run(ctx) }()
+		select {
+		case d.events <- event{peer: p, up: conn}:
+		case <-ctx.Done():
+			conn.Close()
+			<-done
+			return
+		}
+		for f := range conn.Incoming() {
+			select {
+			case d.events <- event{peer: p, msg: f.Message}:
+			case <-ctx.Done():
+			}
+		}
+		err = <-done
+		if ctx.Err() != nil {
+			return
+		}
+		d.log.Info("nodesched: link lost", "peer", p, "err", err)
+		select {
+		case d.events <- event{peer: p, down: true}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+var _ = http.StatusOK

@@ -1,0 +1,999 @@
+package nodesched
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/frontier"
+	"github.com/trawl/trawl/internal/store"
+	"github.com/trawl/trawl/internal/urls"
+)
+
+// Timers of MS-FSCMT 3.1.2.
+const (
+	KeepaliveInterval  = 120 * time.Second
+	QuarantineInterval = 5 * time.Second
+	StatsInterval      = 60 * time.Second
+)
+
+// Peer names the other end of a message: the multinode scheduler, or
+// duplicate server number Index (in --dupserver order).
+type Peer struct {
+	DS    bool
+	Index int
+}
+
+// MNS is the multinode scheduler peer.
+var MNS = Peer{}
+
+// DS returns duplicate server i.
+func DS(i int) Peer { return Peer{DS: true, Index: i} }
+
+func (p Peer) String() string {
+	if p.DS {
+		return "dupserver " + strconv.Itoa(p.Index)
+	}
+	return "multinode"
+}
+
+// Output is a message the driver must send.
+type Output struct {
+	To       Peer
+	Msg      cmt.Message
+	Priority cmt.Priority
+}
+
+// MachineConfig configures a Machine.
+type MachineConfig struct {
+	NodeID     string // this node scheduler's identifier (--id)
+	AdminHost  string // PKT_XMLRPCRT of CMD_UM_INIT
+	AdminPort  int32
+	DupServers int // number of duplicate servers configured
+	Store      *store.Store
+	Env        Env // dialer and clock for the compiled settings
+	Logger     *slog.Logger
+}
+
+// Machine is the node scheduler of MS-FSCMT 3.1 as a state machine: messages,
+// timer ticks and finished crawl steps go in (Handle, Tick, Complete), and
+// messages to send (Outputs), fetches to start (Next) and resolved host names
+// (Resolved) come out. It reads no clock, starts no goroutine and owns no
+// socket; its only I/O is the crawl store. It is not safe for concurrent use.
+type Machine struct {
+	cfg   MachineConfig
+	st    *store.Store
+	log   *slog.Logger
+	colls map[string]*collection
+	order []string // collection names, for round-robin serving
+	rr    int
+
+	out []Output
+
+	mnsUp     bool
+	mnsKAPend bool
+	ds        []dsStatus
+
+	dnsPending map[string][]dnsWaiter // host -> collections/sites waiting
+	resolved   []Resolution
+
+	nextKA, nextQuarantine, nextStats time.Time
+
+	now time.Time // time of the event being processed
+
+	nodeIDs  map[string]int64
+	nodeName map[int64]string
+}
+
+type dnsWaiter struct{ coll, site string }
+
+// Resolution is a host name the multinode scheduler resolved (IP empty when
+// the lookup failed).
+type Resolution struct{ Host, IP string }
+
+type dsStatus struct {
+	up      bool
+	kaPend  bool
+	clock   cmt.VectorClock
+	updated bool
+}
+
+// FeedingState is the CMD_ADM_CONF_FEEDING_SUSPEND state of a collection:
+// All suspends every destination; Destinations lists the suspended ones.
+type FeedingState struct {
+	All          bool
+	Destinations map[string]bool
+}
+
+// Reprocess is a CMD_UM_REPROCESS_SITE request waiting for the feeding chain.
+type Reprocess struct {
+	Site, Prefix, Destination string
+	Exact                     bool
+	URIs                      int // stored documents matching now
+}
+
+type collection struct {
+	s        *Settings
+	gen      uint64
+	front    *frontier.Frontier
+	state    cmt.CollectionState
+	feeding  FeedingState
+	reproc   []Reprocess
+	quar     map[string]time.Time
+	inflight map[string]int // site -> fetches out
+	stats    Counters
+	reported Counters
+}
+
+// NewMachine returns a node scheduler over cfg.Store.
+func NewMachine(cfg MachineConfig, now time.Time) (*Machine, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("nodesched: no store")
+	}
+	if cfg.NodeID == "" {
+		return nil, errors.New("nodesched: empty node id")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	m := &Machine{cfg: cfg, st: cfg.Store, log: log, colls: map[string]*collection{},
+		ds: make([]dsStatus, cfg.DupServers), dnsPending: map[string][]dnsWaiter{},
+		nodeIDs: map[string]int64{}, nodeName: map[int64]string{},
+		nextKA: now.Add(KeepaliveInterval), nextQuarantine: now.Add(QuarantineInterval), nextStats: now.Add(StatsInterval)}
+	err := m.st.IterRaw(store.SpaceMeta, []byte(nodeIDPrefix), func(k, v []byte) error {
+		id, err := strconv.ParseInt(string(v), 10, 64)
+		if err == nil {
+			name := string(k[len(nodeIDPrefix):])
+			m.nodeIDs[name], m.nodeName[id] = id, name
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+const nodeIDPrefix = "nodesched/nodeid/"
+
+// nodeNum maps a node identifier to the integer the store's routing database
+// keeps, allocating one the first time (in batch b).
+func (m *Machine) nodeNum(b *store.Batch, name string) (int64, error) {
+	if id, ok := m.nodeIDs[name]; ok {
+		return id, nil
+	}
+	id := int64(len(m.nodeIDs) + 1)
+	if err := b.PutMeta(nodeIDPrefix+name, []byte(strconv.FormatInt(id, 10))); err != nil {
+		return 0, err
+	}
+	m.nodeIDs[name], m.nodeName[id] = id, name
+	return id, nil
+}
+
+// Outputs returns and clears the messages to send.
+func (m *Machine) Outputs() []Output {
+	o := m.out
+	m.out = nil
+	return o
+}
+
+// Resolved returns and clears the host names resolved since the last call.
+func (m *Machine) Resolved() []Resolution {
+	r := m.resolved
+	m.resolved = nil
+	return r
+}
+
+func (m *Machine) send(to Peer, msg cmt.Message) {
+	m.out = append(m.out, Output{To: to, Msg: msg, Priority: cmt.DefaultPriority(msg.Code())})
+}
+
+func (m *Machine) sendPrio(to Peer, msg cmt.Message, p cmt.Priority) {
+	m.out = append(m.out, Output{To: to, Msg: msg, Priority: p})
+}
+
+// Connected tells the machine a link came up (or went down). On the link to
+// the multinode scheduler CMD_UM_INIT is the first message (3.2.5.1); a
+// duplicate server gets the configuration of every collection that uses
+// duplicate servers again.
+func (m *Machine) Connected(p Peer, up bool, now time.Time) {
+	m.now = now
+	if !p.DS {
+		m.mnsUp, m.mnsKAPend = up, false
+		if up {
+			m.send(MNS, &cmt.UMInit{NodeID: m.cfg.NodeID, AdminHost: m.cfg.AdminHost, AdminPort: m.cfg.AdminPort})
+		}
+		return
+	}
+	if p.Index < 0 || p.Index >= len(m.ds) {
+		return
+	}
+	d := &m.ds[p.Index]
+	d.up, d.kaPend, d.updated = up, false, false
+	if up {
+		for _, name := range m.order {
+			if c := m.colls[name]; c.s.UseDupServers {
+				m.setConfig(p.Index, c)
+			}
+		}
+	}
+}
+
+// Collection state accessors.
+
+// State returns a collection's state (0 when unknown).
+func (m *Machine) State(coll string) cmt.CollectionState {
+	if c := m.colls[coll]; c != nil {
+		return c.state
+	}
+	return 0
+}
+
+// Feeding returns a collection's feeding suspension state.
+func (m *Machine) Feeding(coll string) FeedingState {
+	if c := m.colls[coll]; c != nil {
+		return c.feeding
+	}
+	return FeedingState{}
+}
+
+// Reprocessing returns the CMD_UM_REPROCESS_SITE requests recorded for coll.
+func (m *Machine) Reprocessing(coll string) []Reprocess {
+	if c := m.colls[coll]; c != nil {
+		return append([]Reprocess(nil), c.reproc...)
+	}
+	return nil
+}
+
+// Collections lists the collections, sorted.
+func (m *Machine) Collections() []string {
+	out := append([]string(nil), m.order...)
+	sort.Strings(out)
+	return out
+}
+
+// Settings returns the compiled settings of coll.
+func (m *Machine) Settings(coll string) *Settings {
+	if c := m.colls[coll]; c != nil {
+		return c.s
+	}
+	return nil
+}
+
+// Stats returns the running counters of coll.
+func (m *Machine) Stats(coll string) Counters {
+	if c := m.colls[coll]; c != nil {
+		out := c.stats.clone()
+		fs := c.front.Stats()
+		out["queued"] = int64(fs.Queued)
+		out["in_flight"] = int64(fs.InFlight)
+		out["active_sites"] = int64(fs.ActiveSites)
+		return out
+	}
+	return nil
+}
+
+// DSUpdated reports whether duplicate server i acknowledged the latest
+// PPDUP_SET_CONFIG.
+func (m *Machine) DSUpdated(i int) bool { return i >= 0 && i < len(m.ds) && m.ds[i].updated }
+
+// Idle reports whether every active collection has nothing queued or in
+// flight.
+func (m *Machine) Idle() bool {
+	for _, c := range m.colls {
+		if !c.front.Idle() {
+			return false
+		}
+	}
+	return true
+}
+
+// AddCollection sets up (or, if it exists, updates) a collection from a
+// parsed configuration: the in-process form of CMD_ADM_CONF_ADD.
+func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
+	m.now = now
+	if c := m.colls[cc.Name]; c != nil {
+		return m.updateCollection(c, cc, now)
+	}
+	s, err := Compile(cc, m.cfg.Env)
+	if err != nil {
+		return err
+	}
+	f, err := frontier.Open(m.st, s.Frontier, m.log, now)
+	if err != nil {
+		return fmt.Errorf("nodesched: collection %s: %w", cc.Name, err)
+	}
+	c := &collection{s: s, gen: 1, front: f, state: cmt.StateActive, quar: map[string]time.Time{},
+		inflight: map[string]int{}, stats: Counters{}, reported: Counters{}}
+	m.colls[cc.Name] = c
+	m.order = append(m.order, cc.Name)
+	if s.UseDupServers {
+		for i := range m.ds {
+			m.setConfig(i, c)
+		}
+	}
+	m.pump(c)
+	return m.queueStartURIs(c, now)
+}
+
+func (m *Machine) updateCollection(c *collection, cc *config.Collection, now time.Time) error {
+	s, err := Compile(cc, m.cfg.Env)
+	if err != nil {
+		return err
+	}
+	if err := c.front.Close(); err != nil {
+		m.log.Warn("nodesched: closing frontier", "collection", cc.Name, "err", err)
+	}
+	f, err := frontier.Open(m.st, s.Frontier, m.log, now)
+	if err != nil {
+		return fmt.Errorf("nodesched: collection %s: %w", cc.Name, err)
+	}
+	c.s, c.front = s, f
+	c.gen++
+	c.inflight = map[string]int{}
+	if s.UseDupServers {
+		for i := range m.ds {
+			m.setConfig(i, c)
+		}
+	}
+	m.pump(c)
+	return m.queueStartURIs(c, now)
+}
+
+func (m *Machine) setConfig(i int, c *collection) {
+	d := &m.ds[i]
+	vc := d.clock.Next()
+	d.updated = false
+	m.send(DS(i), &cmt.PPDUPSetConfig{Collection: c.s.Name, Config: cmt.CrawlConfig{Collections: []cmt.Collection{c.s.PPDup}}, VClock: vc})
+}
+
+// queueStartURIs requeues every start URI (3.1.5.11 step 3).
+func (m *Machine) queueStartURIs(c *collection, now time.Time) error {
+	links := m.startLinks(c)
+	return m.addLinks(c, now, links, nil, "")
+}
+
+func (m *Machine) startLinks(c *collection) []Link {
+	var links []Link
+	for _, raw := range c.s.StartURIs {
+		nu, ok := Screen(c.s, raw)
+		if !ok {
+			m.log.Info("nodesched: start URI rejected by the rules", "collection", c.s.Name, "uri", raw)
+			continue
+		}
+		links = append(links, Link{URI: nu.String(), Site: urls.Site(nu), Flags: uint32(cmt.URIFStartURI)})
+	}
+	return links
+}
+
+// route says which node crawls site: this one (own), another, or unknown.
+//
+// Routes are kept per host name, as the multinode scheduler routes them: the
+// crawl sites of one host on several ports go to the same node.
+func (m *Machine) route(coll, site string) (own, known bool) {
+	id, ok, err := m.st.Route(coll, hostOf(site))
+	if err != nil || !ok {
+		return false, false
+	}
+	return m.nodeName[id] == m.cfg.NodeID, true
+}
+
+// addLinks queues links of own sites in the frontier (inside tx when given,
+// else in a transaction of its own) and sends the others to the multinode
+// scheduler as CMD_UM_URI.
+func (m *Machine) addLinks(c *collection, now time.Time, links []Link, tx *frontier.Tx, referrer string) error {
+	var own []frontier.Entry
+	for _, l := range links {
+		if o, _ := m.route(c.s.Name, l.Site); o {
+			own = append(own, frontier.Entry{URI: l.URI, Site: l.Site, Referrer: referrer, Hops: l.Hops,
+				URIFlags: l.Flags, Extra: encodeMeta(entryMeta{Redirects: l.Redirects})})
+			continue
+		}
+		m.send(MNS, &cmt.UMURI{Collection: c.s.Name, Entry: wireEntry(l, referrer, c.front.Cycle())})
+		c.stats.add("uris_to_multinode", 1)
+	}
+	if len(own) == 0 {
+		return nil
+	}
+	var res frontier.AddResult
+	var err error
+	if tx != nil {
+		res, err = tx.Add(own...)
+	} else {
+		res, err = c.front.Add(now, own...)
+		m.pump(c)
+	}
+	c.stats.add("uris_queued", int64(res.Queued))
+	c.stats.add("uris_seen_before", int64(res.Duplicate))
+	c.stats.add("uris_too_deep", int64(res.TooDeep))
+	return err
+}
+
+// Extra keys of a crawl queue entry that carry what the WQE tuple has no
+// field for (docs/decisions.md).
+const (
+	extraHops      = "hops"
+	extraRedirects = "redirects"
+)
+
+func wireEntry(l Link, referrer string, cycle int64) cmt.Entry {
+	e := cmt.Entry{URI: uriStructure(l.URI), Referrer: cmt.EmptyURIStructure(), Flags: cmt.URIFlags(l.Flags) | cmt.URIFUnscreened, Cycle: cycle}
+	if referrer != "" {
+		e.Referrer = uriStructure(referrer)
+	}
+	e.Extra = []cmt.ExtraItem{{Key: cmt.StrScalar(extraHops), Value: cmt.IntScalar(int64(l.Hops))}}
+	if l.Redirects > 0 {
+		e.Extra = append(e.Extra, cmt.ExtraItem{Key: cmt.StrScalar(extraRedirects), Value: cmt.IntScalar(int64(l.Redirects))})
+	}
+	return e
+}
+
+// uriStructure fills the 14-field URI structure of a normalized URI.
+func uriStructure(raw string) cmt.URIStructure {
+	u, err := urlParse(raw)
+	if err != nil {
+		return cmt.URIStructure{URI: raw, Port: cmt.NoPort}
+	}
+	port := int32(cmt.NoPort)
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err == nil {
+			port = int32(n)
+		}
+	} else if dp := urls.DefaultPort(u.Scheme); dp != "" {
+		n, _ := strconv.Atoi(dp)
+		port = int32(n)
+	}
+	cred := ""
+	if u.User != nil {
+		cred = u.User.String()
+	}
+	return cmt.URIStructure{URI: raw, Scheme: u.Scheme, Netloc: u.Host, Host: u.Hostname(), Port: port,
+		Path: u.EscapedPath(), Query: u.RawQuery, Fragment: u.Fragment, Credentials: cred,
+		SkipFragments: true, Parsed: true, HostIDNA: u.Hostname()}
+}
+
+// entryFromWire converts a received crawl queue entry.
+func (m *Machine) entryFromWire(c *collection, e *cmt.Entry, urgent bool) (frontier.Entry, bool) {
+	raw := e.URI.URI
+	var nu string
+	var site string
+	if e.Flags&cmt.URIFIgnoreRules != 0 {
+		u, err := c.s.Normalizer.Normalize(raw, nil)
+		if err != nil {
+			return frontier.Entry{}, false
+		}
+		nu, site = u.String(), urls.Site(u)
+	} else {
+		u, ok := Screen(c.s, raw)
+		if !ok {
+			c.stats.add("uris_screened_out", 1)
+			return frontier.Entry{}, false
+		}
+		nu, site = u.String(), urls.Site(u)
+	}
+	fe := frontier.Entry{URI: nu, Site: site, Referrer: e.Referrer.URI, URIFlags: uint32(e.Flags &^ cmt.URIFUnscreened),
+		QueueFlags: uint8(e.QueueFlags & 0x07)}
+	var meta entryMeta
+	for _, x := range e.Extra {
+		if x.Key.Kind != cmt.ScalarString || x.Value.Kind != cmt.ScalarInt {
+			continue
+		}
+		switch x.Key.Str {
+		case extraHops:
+			fe.Hops = int(max(0, min(x.Value.Int, 1<<20)))
+		case extraRedirects:
+			meta.Redirects = int(max(0, min(x.Value.Int, 1<<20)))
+		}
+	}
+	fe.Extra = encodeMeta(meta)
+	if urgent {
+		fe.QueueFlags |= frontier.QFUrgent | frontier.QFPrepend
+	}
+	return fe, true
+}
+
+// Handle processes one message from a peer (MS-FSCMT 3.1.5).
+func (m *Machine) Handle(from Peer, msg cmt.Message, now time.Time) error {
+	m.now = now
+	switch x := msg.(type) {
+	case *cmt.UMKeepalive: // 3.1.5.1
+		m.send(from, &cmt.UMKeepaliveAck{})
+	case *cmt.UMKeepaliveAck:
+		m.mnsKAPend = false
+	case *cmt.PPDUPKeepalive: // 3.1.5.27
+		m.send(from, &cmt.PPDUPKeepaliveAck{})
+	case *cmt.PPDUPKeepaliveAck:
+		if from.DS && from.Index < len(m.ds) {
+			m.ds[from.Index].kaPend = false
+		}
+	case *cmt.UMURI: // 3.1.5.2
+		return m.receiveURI(x.Collection, &x.Entry, false, now)
+	case *cmt.UMURIUrg: // 3.1.5.3
+		return m.receiveURI(x.Collection, &x.Entry, true, now)
+	case *cmt.AdmConfSuspend: // 3.1.5.4
+		if c := m.colls[x.Collection]; c != nil {
+			st := x.State
+			if st != cmt.StateSuspendedUser && st != cmt.StateSuspendedDisk && st != cmt.StateSuspendedDelay {
+				st = cmt.StateSuspendedUser
+			}
+			c.state = st
+		}
+	case *cmt.AdmConfResume: // 3.1.5.5
+		if c := m.colls[x.Collection]; c != nil {
+			c.state = cmt.StateActive
+		}
+	case *cmt.AdmConfFeedingSuspend: // 3.1.5.6
+		if c := m.colls[x.Collection]; c != nil {
+			m.feedingSuspend(c, x)
+		}
+	case *cmt.UMAddRoute: // 3.1.5.7
+		return m.addRoute(x, now)
+	case *cmt.UMAskRoute: // 3.1.5.8
+		return m.askRoute(x.Collection)
+	case *cmt.AdmConfRefresh: // 3.1.5.9
+		if c := m.colls[x.Collection]; c != nil {
+			return m.refresh(c, x.Flags, now)
+		}
+	case *cmt.AdmConfAdd: // 3.1.5.10
+		return m.confFromWire(x.Collection, &x.Config, true, now)
+	case *cmt.AdmConfUpdate: // 3.1.5.11
+		return m.confFromWire(x.Collection, &x.Config, false, now)
+	case *cmt.AdmConfRemove: // 3.1.5.12
+		return m.remove(x.Collection)
+	case *cmt.AdmPreemptSite: // 3.1.5.13
+		if c := m.colls[x.Collection]; c != nil && c.inflight[x.Site] > 0 {
+			err := c.front.Quarantine(x.Site, now, x.Requeue, now)
+			m.pump(c)
+			return err
+		}
+	case *cmt.UMReprocessSite: // 3.1.5.14
+		if c := m.colls[x.Collection]; c != nil {
+			return m.reprocess(c, x)
+		}
+	case *cmt.UMDeleteSite: // 3.1.5.15
+		if c := m.colls[x.Collection]; c != nil {
+			return m.deleteSite(c, x.Site)
+		}
+	case *cmt.UMDeleteURIs: // 3.1.5.16
+		if c := m.colls[x.Collection]; c != nil {
+			return m.deleteURIs(c, x)
+		}
+	case *cmt.UMQuarantineSite: // 3.1.5.17
+		return m.quarantine(x.Collection, x.Site, x.Seconds, false, now)
+	case *cmt.UMQuarantineSiteRequeue: // 3.1.5.18
+		return m.quarantine(x.Collection, x.Site, x.Seconds, true, now)
+	case *cmt.UMDNSReply: // 3.1.5.19
+		return m.dnsReply(x, now)
+	case *cmt.UMConfState: // 3.1.5.20
+		if c := m.colls[x.Collection]; c != nil && x.State.Valid() {
+			c.state = x.State
+		}
+	case *cmt.UMStartCrawlIPReply: // 3.1.5.21
+		if c := m.colls[x.Collection]; c != nil {
+			c.front.Grant(x.Site, x.IP, x.Allowed, now)
+			if !x.Allowed {
+				c.stats.add("crawl_ip_denied", 1)
+			}
+			m.pump(c)
+		}
+	case *cmt.PPDUPConfigAck: // 3.1.5.22
+		if from.DS && from.Index < len(m.ds) {
+			d := &m.ds[from.Index]
+			if d.clock.Acked(x.VClock) {
+				d.updated = true
+			} else {
+				m.log.Debug("nodesched: stale PPDUP_CONFIG_ACK ignored", "peer", from, "vc", x.VClock)
+			}
+		}
+	case *cmt.PPDUPAddOK: // 3.1.5.23
+		if c := m.colls[x.Collection]; c != nil {
+			return m.addOK(c, x, now)
+		}
+	case *cmt.PPDUPRemoveOK: // 3.1.5.24
+		if c := m.colls[x.Collection]; c != nil {
+			return m.removeOK(c, x)
+		}
+	case *cmt.PPDUPPromoteReq: // 3.1.5.25
+		if c := m.colls[x.Collection]; c != nil {
+			return m.promote(c, x, now)
+		}
+	case *cmt.PPDUPError: // 3.1.5.26
+		m.log.Warn("nodesched: duplicate server error", "peer", from, "collection", x.Collection, "why", x.Why)
+		if c := m.colls[x.Collection]; c != nil {
+			c.stats.add("dupserver_errors", 1)
+		}
+	default:
+		m.log.Debug("nodesched: message not for a node scheduler ignored", "peer", from, "cmd", msg.Code())
+	}
+	return nil
+}
+
+func (m *Machine) receiveURI(coll string, e *cmt.Entry, urgent bool, now time.Time) error {
+	c := m.colls[coll]
+	if c == nil {
+		m.log.Debug("nodesched: URI for an unknown collection dropped", "collection", coll)
+		return nil
+	}
+	if c.state == cmt.StateRemoving || c.state == cmt.StateBlocked {
+		return nil
+	}
+	fe, ok := m.entryFromWire(c, e, urgent)
+	if !ok {
+		return nil
+	}
+	res, err := c.front.Add(now, fe)
+	c.stats.add("uris_queued", int64(res.Queued))
+	c.stats.add("uris_seen_before", int64(res.Duplicate))
+	m.pump(c)
+	return err
+}
+
+func (m *Machine) confFromWire(name string, cc *cmt.CrawlConfig, add bool, now time.Time) error {
+	col, ok := cc.Collection(name)
+	if !ok && len(cc.Collections) == 1 {
+		col, ok = &cc.Collections[0], true
+	}
+	if !ok {
+		return fmt.Errorf("nodesched: configuration for %q does not hold that collection", name)
+	}
+	if !add && m.colls[name] == nil {
+		return nil // 3.1.5.11: an update of an unknown collection is ignored
+	}
+	parsed, err := CollectionFromWire(col)
+	if err != nil {
+		return err
+	}
+	parsed.Name = name
+	return m.AddCollection(parsed, now)
+}
+
+func (m *Machine) feedingSuspend(c *collection, x *cmt.AdmConfFeedingSuspend) {
+	if x.Destinations == nil {
+		c.feeding = FeedingState{All: x.Suspend}
+		return
+	}
+	if c.feeding.Destinations == nil {
+		c.feeding.Destinations = map[string]bool{}
+	}
+	for _, d := range x.Destinations {
+		if x.Suspend {
+			c.feeding.Destinations[d] = true
+		} else {
+			delete(c.feeding.Destinations, d)
+		}
+	}
+}
+
+func (m *Machine) addRoute(x *cmt.UMAddRoute, now time.Time) error {
+	b := m.st.NewBatch()
+	id, err := m.nodeNum(b, x.NodeID)
+	if err != nil {
+		b.Discard()
+		return err
+	}
+	if err := b.PutRoute(x.Collection, hostOf(x.Site), id); err != nil {
+		b.Discard()
+		return err
+	}
+	if x.NodeID == m.cfg.NodeID && len(x.Addrs) > 0 {
+		rec := &store.DNSRecord{Host: hostOf(x.Site), Expires: now.Add(time.Duration(max(x.TTL, 1)) * time.Second)}
+		for _, a := range x.Addrs {
+			if ip, err := netip.ParseAddr(a.IP); err == nil {
+				rec.Addrs = append(rec.Addrs, ip)
+			}
+		}
+		if len(rec.Addrs) > 0 {
+			if err := b.PutDNS(rec); err != nil {
+				b.Discard()
+				return err
+			}
+			m.resolved = append(m.resolved, Resolution{Host: rec.Host, IP: rec.Addrs[0].String()})
+		}
+	}
+	return b.Commit()
+}
+
+func (m *Machine) askRoute(coll string) error {
+	var routes []cmt.Route
+	flush := func() {
+		if len(routes) > 0 {
+			m.send(MNS, &cmt.UMAddRouteReply{Collection: coll, Routes: routes})
+			routes = nil
+		}
+	}
+	err := m.st.Routes(coll, func(site string, node int64) error {
+		routes = append(routes, cmt.Route{Attr: site, NodeID: m.nodeName[node]})
+		if len(routes) == cmt.MaxRoutesPerMessage {
+			flush()
+		}
+		return nil
+	})
+	flush()
+	m.send(MNS, &cmt.UMLastRoute{Collection: coll})
+	return err
+}
+
+// refresh starts a refresh cycle (3.1.5.9) per the CONF_REFRESH bitmask.
+func (m *Machine) refresh(c *collection, flags cmt.RefreshFlags, now time.Time) error {
+	c.s = c.s.withFreshRobots()
+	links := m.startLinks(c)
+	if flags&cmt.RefreshStartURIsOnly != 0 && flags&(cmt.RefreshCollection|cmt.RefreshSubCollection|cmt.RefreshTruncateQueues) == 0 {
+		return m.addLinks(c, now, forceStart(links), nil, "")
+	}
+	var seeds []frontier.Entry
+	var others []Link
+	for _, l := range links {
+		if own, _ := m.route(c.s.Name, l.Site); own {
+			seeds = append(seeds, frontier.Entry{URI: l.URI, Site: l.Site, URIFlags: l.Flags, Extra: encodeMeta(entryMeta{})})
+		} else {
+			others = append(others, l)
+		}
+	}
+	rep, err := c.front.Refresh(now, seeds, func(site, uri string) error {
+		b := m.st.NewBatch()
+		if err := b.DeleteURI(c.s.Name, site, uri); err != nil {
+			b.Discard()
+			return err
+		}
+		c.stats.add("deleted", 1)
+		return b.Commit()
+	})
+	m.pump(c)
+	if err != nil {
+		return err
+	}
+	c.stats.add("refresh_cycles", 1)
+	m.log.Info("nodesched: refresh cycle started", "collection", c.s.Name, "cycle", rep.Cycle, "seeded", rep.Seeded, "truncated", rep.Truncated)
+	return m.addLinks(c, now, forceStart(others), nil, "")
+}
+
+func forceStart(l []Link) []Link {
+	for i := range l {
+		l[i].Flags |= uint32(cmt.URIFForce)
+	}
+	return l
+}
+
+// remove is CMD_ADM_CONF_REMOVE (3.1.5.12).
+func (m *Machine) remove(name string) error {
+	c := m.colls[name]
+	if c != nil {
+		c.state = cmt.StateRemoving
+		if err := c.front.Close(); err != nil {
+			m.log.Warn("nodesched: closing frontier", "collection", name, "err", err)
+		}
+		delete(m.colls, name)
+		for i, n := range m.order {
+			if n == name {
+				m.order = append(m.order[:i], m.order[i+1:]...)
+				break
+			}
+		}
+		b := m.st.NewBatch()
+		lp := store.AppendLP(nil, name)
+		for _, sp := range []store.Space{store.SpaceURI, store.SpaceSite, store.SpaceDoc, store.SpaceChecksum, store.SpaceCsumURIs,
+			store.SpaceRoute, store.SpaceQueue, store.SpaceSeen, store.SpaceFrontier, store.SpaceKnown} {
+			if err := b.DeletePrefix(sp, lp); err != nil {
+				b.Discard()
+				return err
+			}
+		}
+		if err := b.Commit(); err != nil {
+			return err
+		}
+		for i := range m.ds {
+			m.sendPrio(DS(i), &cmt.PPDUPConfRemove{Collection: name}, cmt.PriorityHigh)
+			m.sendPrio(DS(i), &cmt.PPDUPConfRemove2{Collection: name}, cmt.PriorityNormal)
+		}
+	}
+	m.send(MNS, &cmt.UMDeleteOK{Collection: name})
+	return nil
+}
+
+func (m *Machine) reprocess(c *collection, x *cmt.UMReprocessSite) error {
+	r := Reprocess{Site: x.Site, Prefix: x.Prefix, Destination: x.Destination, Exact: x.Exact}
+	err := m.st.SiteURIs(c.s.Name, x.Site, func(uri string) error {
+		if (x.Exact && uri == x.Prefix) || (!x.Exact && strings.HasPrefix(uri, x.Prefix)) {
+			r.URIs++
+		}
+		return nil
+	})
+	c.reproc = append(c.reproc, r)
+	if len(c.reproc) > 1024 {
+		c.reproc = c.reproc[len(c.reproc)-1024:]
+	}
+	c.stats.add("reprocess_requests", 1)
+	return err
+}
+
+func (m *Machine) deleteSite(c *collection, site string) error {
+	var uris []string
+	if err := m.st.SiteURIs(c.s.Name, site, func(uri string) error { uris = append(uris, uri); return nil }); err != nil {
+		return err
+	}
+	return m.deleteList(c, site, uris)
+}
+
+func (m *Machine) deleteURIs(c *collection, x *cmt.UMDeleteURIs) error {
+	for _, su := range x.Sites {
+		if err := m.deleteList(c, su.Site, su.URIs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *Machine) deleteList(c *collection, site string, uris []string) error {
+	b := m.st.NewBatch()
+	n := 0
+	for _, uri := range uris {
+		rec, ok, err := m.st.URI(c.s.Name, uri)
+		if err != nil || !ok {
+			continue
+		}
+		if rec.HasChecksum {
+			_ = b.RemoveChecksumURI(c.s.Name, rec.Checksum, uri)
+			if owner, ok, _ := m.st.ChecksumOwner(c.s.Name, rec.Checksum); ok && owner == uri {
+				_ = b.DeleteChecksumOwner(c.s.Name, rec.Checksum)
+				if c.s.UseDupServers && len(m.ds) > 0 {
+					m.send(m.dsFor(rec.Checksum), &cmt.PPDUPRemove{Collection: c.s.Name, NodeID: m.cfg.NodeID, URI: uri, Checksum: cmt.Checksum(rec.Checksum)})
+				}
+			}
+		}
+		if err := b.DeleteURI(c.s.Name, site, uri); err != nil {
+			b.Discard()
+			return err
+		}
+		n++
+	}
+	c.stats.add("deleted", int64(n))
+	return b.Commit()
+}
+
+func (m *Machine) quarantine(coll, site string, secs int64, requeue bool, now time.Time) error {
+	c := m.colls[coll]
+	if c == nil {
+		return nil
+	}
+	until := now.Add(time.Duration(max(secs, 0)) * time.Second)
+	c.quar[site] = until
+	err := c.front.Quarantine(site, until, requeue, now)
+	m.pump(c)
+	return err
+}
+
+// Quarantined lists the quarantined sites of coll and when each expires.
+func (m *Machine) Quarantined(coll string) map[string]time.Time {
+	out := map[string]time.Time{}
+	if c := m.colls[coll]; c != nil {
+		for k, v := range c.quar {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func (m *Machine) dnsReply(x *cmt.UMDNSReply, now time.Time) error {
+	host := strings.ToLower(x.Host)
+	rec := &store.DNSRecord{Host: host, Expires: now.Add(time.Duration(max(x.TTL, 1)) * time.Second)}
+	for _, a := range x.Addrs {
+		if ip, err := netip.ParseAddr(a.IP); err == nil {
+			rec.Addrs = append(rec.Addrs, ip)
+		}
+	}
+	if len(rec.Addrs) == 0 {
+		rec.Failed = true
+		rec.Expires = now.Add(5 * time.Minute)
+	}
+	b := m.st.NewBatch()
+	if err := b.PutDNS(rec); err != nil {
+		b.Discard()
+		return err
+	}
+	if err := b.Commit(); err != nil {
+		return err
+	}
+	ip := ""
+	if len(rec.Addrs) > 0 {
+		ip = rec.Addrs[0].String()
+	}
+	m.resolved = append(m.resolved, Resolution{Host: host, IP: ip})
+	waiters := m.dnsPending[host]
+	delete(m.dnsPending, host)
+	for _, w := range waiters {
+		if c := m.colls[w.coll]; c != nil {
+			c.front.SetIP(w.site, ip, now)
+			m.pump(c)
+		}
+	}
+	return nil
+}
+
+// LookupHost asks for the address of host for the fetchers' dialer: the DNS
+// database answers when it can, otherwise a CMD_UM_DNS_REQUEST goes out and
+// the answer comes through Resolved.
+func (m *Machine) LookupHost(host string, now time.Time) (ip string, ok bool) {
+	m.now = now
+	host = strings.ToLower(host)
+	if rec, ok, err := m.st.DNS(host, now); err == nil && ok {
+		if len(rec.Addrs) > 0 {
+			return rec.Addrs[0].String(), true
+		}
+		return "", true
+	}
+	if _, pending := m.dnsPending[host]; !pending {
+		m.dnsPending[host] = nil
+		m.send(MNS, &cmt.UMDNSRequest{Collection: "", Site: host})
+	}
+	return "", false
+}
+
+func hostOf(site string) string {
+	h := site
+	if strings.HasPrefix(h, "[") {
+		if i := strings.Index(h, "]"); i > 0 {
+			return strings.ToLower(h[1:i])
+		}
+	}
+	if i := strings.LastIndexByte(h, ':'); i >= 0 {
+		h = h[:i]
+	}
+	return strings.ToLower(h)
+}
+
+// pump carries out the frontier's requests: resolve a site's IP (the DNS
+// database, else CMD_UM_DNS_REQUEST), ask for a crawl-IP grant, give one back.
+func (m *Machine) pump(c *collection) {
+	now := m.now
+	for round := 0; round < 8; round++ {
+		acts := c.front.Actions()
+		if len(acts) == 0 {
+			return
+		}
+		for _, a := range acts {
+			switch a.Kind {
+			case frontier.ActResolve:
+				host := hostOf(a.Site)
+				if ip, err := netip.ParseAddr(host); err == nil {
+					c.front.SetIP(a.Site, ip.String(), now)
+					continue
+				}
+				if rec, ok, err := m.st.DNS(host, now); err == nil && ok {
+					ip := ""
+					if len(rec.Addrs) > 0 {
+						ip = rec.Addrs[0].String()
+					}
+					c.front.SetIP(a.Site, ip, now)
+					continue
+				}
+				if _, pending := m.dnsPending[host]; !pending {
+					m.send(MNS, &cmt.UMDNSRequest{Collection: c.s.Name, Site: host})
+				}
+				m.dnsPending[host] = append(m.dnsPending[host], dnsWaiter{coll: c.s.Name, site: a.Site})
+			case frontier.ActRequestGrant:
+				m.send(MNS, &cmt.UMStartCrawlIP{Collection: c.s.Name, IP: a.IP, Site: a.Site})
+			case frontier.ActStopCrawlIP:
+				m.send(MNS, &cmt.UMStopCrawlIP{Collection: c.s.Name, IP: a.IP, Site: a.Site})
+			}
+		}
+	}
+}
+
+// Close saves the frontiers' in-memory state. It does not close the store.
+func (m *Machine) Close() error {
+	var first error
+	for _, c := range m.colls {
+		if err := c.front.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

@@ -1,0 +1,537 @@
+package nodesched
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"net/http/httptrace"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/extract"
+	"github.com/trawl/trawl/internal/fetch"
+	"github.com/trawl/trawl/internal/frontier"
+	"github.com/trawl/trawl/internal/robots"
+	"github.com/trawl/trawl/internal/store"
+	"github.com/trawl/trawl/internal/urls"
+)
+
+// entryMeta is what the node scheduler keeps in a frontier entry's opaque
+// Extra: the number of consecutive redirects that led to the URI.
+type entryMeta struct {
+	Redirects int
+}
+
+func encodeMeta(m entryMeta) []byte {
+	b := []byte{1}
+	return binary.AppendUvarint(b, uint64(m.Redirects))
+}
+
+func decodeMeta(b []byte) entryMeta {
+	var m entryMeta
+	if len(b) < 2 || b[0] != 1 {
+		return m
+	}
+	v, n := binary.Uvarint(b[1:])
+	if n > 0 && v < 1<<20 {
+		m.Redirects = int(v)
+	}
+	return m
+}
+
+// Job is one fetch handed to a worker.
+type Job struct {
+	S     *Settings
+	Gen   uint64 // generation of the collection's settings when served
+	Fetch frontier.Fetch
+	Meta  entryMeta
+	Prev  *store.URIRecord // the stored record, nil for a new URI
+	Store *store.Store     // to reread the stored body on a 304
+}
+
+// Link is a URI discovered by a crawl step, normalized and screened
+// (schemes, exclude_exts, max_uri_recursion, include/exclude rules without an
+// IP), ready for routing.
+type Link struct {
+	URI       string
+	Site      string
+	Hops      int
+	Redirects int
+	Flags     uint32
+}
+
+// Outcome is what a worker reports for a Job.
+type Outcome struct {
+	Job      *Job
+	Start    time.Time
+	Duration time.Duration
+
+	// Skipped is set when no request was made for the document: "robots"
+	// (disallowed), "excluded" (the rules reject it once its IP is known),
+	// "scheme".
+	Skipped string
+	// RobotsFresh is set when this step downloaded the site's robots.txt;
+	// Sitemaps and CrawlDelay come from it.
+	RobotsFresh bool
+	Sitemaps    []string
+	CrawlDelay  time.Duration
+
+	Status       int
+	Err          error
+	Kind         fetch.Kind
+	NotModified  bool
+	Body         []byte
+	ContentType  string
+	ETag         string
+	LastModified string
+	BytesOnWire  int64
+	Truncated    bool
+	Checksum     [16]byte
+	HasChecksum  bool
+	NoIndex      bool
+	NoFollow     bool
+	Location     string // normalized redirect target (HTTP 3xx or meta refresh redirect)
+	Links        []Link
+}
+
+// Pipeline runs crawl steps: robots.txt, politeness pacing, the fetch, link
+// extraction and screening. It is safe for concurrent use by the workers.
+type Pipeline struct {
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+
+	pacer  pacer
+	mu     sync.Mutex
+	flight map[string]*robotsCall
+}
+
+type robotsCall struct {
+	done  chan struct{}
+	rules *robots.Rules
+	err   error
+}
+
+// NewPipeline returns a pipeline on the given clock (nil: real time).
+func NewPipeline(now func() time.Time, sleep func(ctx context.Context, d time.Duration) error) *Pipeline {
+	if now == nil {
+		now = time.Now
+	}
+	if sleep == nil {
+		sleep = func(ctx context.Context, d time.Duration) error {
+			if d <= 0 {
+				return ctx.Err()
+			}
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	return &Pipeline{Now: now, Sleep: sleep, pacer: pacer{next: map[string]time.Time{}, last: map[string]time.Time{}}, flight: map[string]*robotsCall{}}
+}
+
+// pacer spaces the starts of requests to one site (and one IP with
+// enforce_delay_per_ip) by the delay, robots.txt fetches included. The
+// frontier schedules documents by the same rule; the pacer also covers the
+// robots.txt requests the frontier does not see.
+type pacer struct {
+	mu   sync.Mutex
+	next map[string]time.Time // reservations
+	last map[string]time.Time // actual starts
+	n    int
+}
+
+func (p *pacer) reserve(now time.Time, d time.Duration, keys ...string) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	start := now
+	for _, k := range keys {
+		if t, ok := p.next[k]; ok && t.After(start) {
+			start = t
+		}
+	}
+	for _, k := range keys {
+		p.next[k] = start.Add(d)
+	}
+	p.n++
+	if p.n%4096 == 0 {
+		for k, t := range p.next {
+			if t.Before(now.Add(-time.Hour)) {
+				delete(p.next, k)
+			}
+		}
+		for k, t := range p.last {
+			if t.Before(now.Add(-time.Hour)) {
+				delete(p.last, k)
+			}
+		}
+	}
+	return start
+}
+
+// begin records that a request starts at now unless one started less than d
+// ago on one of the keys; then it returns how long to wait before trying
+// again. Reservations order the requests; begin makes the spacing hold
+// between the moments requests really start, whatever timers did.
+func (p *pacer) begin(now time.Time, d time.Duration, keys ...string) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var wait time.Duration
+	for _, k := range keys {
+		if t, ok := p.last[k]; ok {
+			if w := t.Add(d).Sub(now); w > wait {
+				wait = w
+			}
+		}
+	}
+	if wait > 0 {
+		return wait
+	}
+	for _, k := range keys {
+		p.last[k] = now
+		if t := now.Add(d); t.After(p.next[k]) {
+			p.next[k] = t
+		}
+	}
+	return 0
+}
+
+func (p *Pipeline) paceKeys(j *Job) []string {
+	keys := []string{"s\x00" + j.S.Name + "\x00" + j.Fetch.Site}
+	if j.S.EnforceDelayIP && j.Fetch.IP != "" {
+		keys = append(keys, "i\x00"+j.S.Name+"\x00"+j.Fetch.IP)
+	}
+	return keys
+}
+
+// wait sleeps until the job's reservation on its site (and IP) comes, and
+// returns a context whose HTTP trace holds the request, once its connection
+// is ready, until the previous request on the same keys started at least d
+// ago: the spacing then holds at the moment the request is written, however
+// long the dial or the timers took.
+func (p *Pipeline) wait(ctx context.Context, j *Job, d time.Duration) (context.Context, error) {
+	keys := p.paceKeys(j)
+	start := p.pacer.reserve(p.Now(), d, keys...)
+	if err := p.Sleep(ctx, start.Sub(p.Now())); err != nil {
+		return ctx, err
+	}
+	gate := func(httptrace.GotConnInfo) {
+		for {
+			w := p.pacer.begin(p.Now(), d, keys...)
+			if w <= 0 || p.Sleep(ctx, w) != nil {
+				return
+			}
+		}
+	}
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: gate}), nil
+}
+
+// robotsFor returns the robots rules of the job's site, downloading them
+// (paced like any request) when the cache has none. fresh is true for the
+// one step that downloaded them.
+func (p *Pipeline) robotsFor(ctx context.Context, j *Job) (rules *robots.Rules, fresh bool, err error) {
+	if r, ok := j.S.RobotsCache.Lookup(j.Fetch.URI); ok {
+		return r, false, nil
+	}
+	key, err := robots.SiteKey(j.Fetch.URI)
+	if err != nil {
+		return nil, false, err
+	}
+	key = j.S.Name + "\x00" + key
+	p.mu.Lock()
+	if c, ok := p.flight[key]; ok {
+		p.mu.Unlock()
+		select {
+		case <-c.done:
+			return c.rules, false, c.err
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+	}
+	c := &robotsCall{done: make(chan struct{})}
+	p.flight[key] = c
+	p.mu.Unlock()
+	defer func() {
+		c.rules, c.err = rules, err
+		close(c.done)
+		p.mu.Lock()
+		delete(p.flight, key)
+		p.mu.Unlock()
+	}()
+	if r, ok := j.S.RobotsCache.Lookup(j.Fetch.URI); ok {
+		return r, false, nil
+	}
+	rctx, err := p.wait(ctx, j, j.S.Delay)
+	if err != nil {
+		return nil, false, err
+	}
+	r, err := j.S.RobotsCache.Get(rctx, j.Fetch.URI)
+	return r, err == nil, err
+}
+
+// Process runs one crawl step (everything but the store commit, which the
+// node scheduler's event loop does).
+func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
+	s := j.S
+	out := &Outcome{Job: j}
+	u, err := url.Parse(j.Fetch.URI)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		out.Skipped = "scheme"
+		return out
+	}
+	if ip, err := netip.ParseAddr(j.Fetch.IP); err == nil && s.Filter.UsesIP() {
+		if ok, _ := s.Filter.Allowed(j.Fetch.URI, ip); !ok {
+			out.Skipped = "excluded"
+			return out
+		}
+	}
+	delay := s.Delay
+	if s.FetchRobots {
+		rules, fresh, err := p.robotsFor(ctx, j)
+		if err != nil {
+			out.Err, out.Kind = err, fetch.KindCanceled
+			return out
+		}
+		if fresh {
+			out.RobotsFresh = true
+			out.Sitemaps = rules.Sitemaps
+			if d, ok := rules.CrawlDelay(); ok {
+				out.CrawlDelay = d
+			}
+		}
+		delay = rules.Delay(s.Delay, s.ObeyRobotsDelay)
+		if s.Robots && !rules.Allowed(j.Fetch.URI) {
+			out.Skipped = "robots"
+			return out
+		}
+	}
+	fctx, err := p.wait(ctx, j, delay)
+	if err != nil {
+		out.Err, out.Kind = err, fetch.KindCanceled
+		return out
+	}
+	req := fetch.Request{URL: j.Fetch.URI}
+	if s.IfModifiedSince && j.Prev != nil && (j.Prev.Status == store.StatusFetched || j.Prev.Status == store.StatusNotModified || j.Prev.Status == store.StatusDuplicate) {
+		if t, err := time.Parse(time.RFC1123, j.Prev.LastModified); err == nil {
+			req.IfModifiedSince = t
+		}
+		req.ETag = j.Prev.ETag
+	}
+	out.Start = p.Now()
+	resp, err := s.Fetcher.Fetch(fctx, req)
+	out.Duration = p.Now().Sub(out.Start)
+	if resp != nil {
+		out.Status = resp.Status
+		out.ContentType = resp.ContentType
+		out.BytesOnWire = resp.BytesOnWire
+		out.Truncated = resp.Truncated
+		if resp.Header != nil {
+			out.ETag = resp.Header.Get("ETag")
+			out.LastModified = resp.Header.Get("Last-Modified")
+		}
+	}
+	if err != nil {
+		out.Err, out.Kind = err, fetch.KindOf(err)
+		return out
+	}
+	out.NotModified = resp.NotModified
+	body := resp.Body
+	if resp.NotModified && j.Prev != nil {
+		if b, ok, err := j.Store.Document(s.Name, j.Fetch.URI); err == nil && ok {
+			body = b
+		}
+		out.ContentType = j.Prev.ContentType
+		if out.ETag == "" {
+			out.ETag = j.Prev.ETag
+		}
+		if out.LastModified == "" {
+			out.LastModified = j.Prev.LastModified
+		}
+		out.Checksum, out.HasChecksum = j.Prev.Checksum, j.Prev.HasChecksum
+	}
+	out.Body = body
+	hops, redirects := j.Fetch.Hops, j.Meta.Redirects
+	switch {
+	case resp.Status >= 300 && resp.Status < 400 && !resp.NotModified:
+		loc := resp.Header.Get("Location")
+		if loc == "" {
+			return out
+		}
+		flag := uint32(cmt.URIFRedirect302)
+		switch resp.Status {
+		case 300:
+			flag = uint32(cmt.URIFRedirect300)
+		case 301, 308:
+			flag = uint32(cmt.URIFRedirect301)
+		}
+		p.redirect(out, u, loc, hops, redirects, flag)
+		return out
+	case resp.Status != 200 && !resp.NotModified:
+		return out
+	}
+	if j.Fetch.URIFlags&uint32(cmt.URIFSitemap) != 0 {
+		p.sitemap(out, body)
+		return out
+	}
+	html := isHTML(out.ContentType)
+	if !html {
+		if !out.HasChecksum {
+			out.Checksum, out.HasChecksum = extract.ChecksumBytes(body, s.CsumCutOff), true
+		}
+		return out
+	}
+	res := extract.Extract(body, extract.Options{Kinds: s.Kinds, AgentName: s.AgentToken, ContentType: resp.Header.Get("Content-Type")})
+	if !out.HasChecksum || !resp.NotModified {
+		out.Checksum, out.HasChecksum = extract.Checksum(res, s.UseMetaCsum, s.CsumCutOff), true
+	}
+	if s.CheckMetaRobots {
+		out.NoIndex, out.NoFollow = res.Robots.NoIndex, res.Robots.NoFollow
+	}
+	if !fetch.TypeAllowed(s.URISearchMIME, out.ContentType) || !fetch.TypeAllowed(s.AllowedTypes, out.ContentType) {
+		return out
+	}
+	if s.HTMLRedirIsRedir && res.Refresh.Present && res.Refresh.IsRedirect(s.HTMLRedirThresh) {
+		target, err := res.Resolve(u, res.Refresh.URL)
+		if err == nil {
+			p.redirect(out, u, target.String(), hops, redirects, uint32(cmt.URIFMetaRefresh))
+		}
+		return out
+	}
+	if out.NoFollow {
+		return out
+	}
+	seen := map[string]bool{}
+	for _, l := range res.Links {
+		t, err := res.Resolve(u, l.URL)
+		if err != nil {
+			continue
+		}
+		nu, ok := p.screen(s, t.String())
+		if !ok || seen[nu.String()] {
+			continue
+		}
+		lh := hops + 1
+		if !sameHost(u, nu) {
+			if !s.FwdLinks {
+				continue
+			}
+			if s.ResetLevel {
+				lh = 0
+			}
+		}
+		var flags uint32
+		if l.Kind == extract.KindMetaRefresh {
+			flags |= uint32(cmt.URIFMetaRefresh)
+		}
+		seen[nu.String()] = true
+		out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: lh, Flags: flags})
+	}
+	return out
+}
+
+func (p *Pipeline) redirect(out *Outcome, from *url.URL, loc string, hops, redirects int, flag uint32) {
+	s := out.Job.S
+	t, err := from.Parse(strings.TrimSpace(loc))
+	if err != nil {
+		return
+	}
+	nu, ok := p.screen(s, t.String())
+	if !ok {
+		// Record the target even when it is not followed.
+		if n, err := s.Normalizer.Normalize(t.String(), nil); err == nil {
+			out.Location = n.String()
+		}
+		return
+	}
+	out.Location = nu.String()
+	if redirects+1 > s.MaxRedirects {
+		return
+	}
+	if !sameHost(from, nu) && !s.FwdRedirects {
+		return
+	}
+	out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: hops, Redirects: redirects + 1, Flags: flag})
+}
+
+func (p *Pipeline) sitemap(out *Outcome, body []byte) {
+	s := out.Job.S
+	sm, err := extract.ParseSitemap(body, extract.SitemapOptions{})
+	if err != nil {
+		return
+	}
+	for _, l := range sm.URLs {
+		if nu, ok := p.screen(s, l.Loc); ok {
+			out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu)})
+		}
+	}
+	for _, l := range sm.Sitemaps {
+		if nu, ok := p.screen(s, l.Loc); ok {
+			out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Flags: uint32(cmt.URIFSitemap)})
+		}
+	}
+}
+
+// screen normalizes a discovered absolute URI and applies the rules that do
+// not need the host's address: allowed_schemes, exclude_exts,
+// max_uri_recursion and the include/exclude rules (IP rules are checked again
+// when the URI is served).
+func (p *Pipeline) screen(s *Settings, raw string) (*url.URL, bool) {
+	return Screen(s, raw)
+}
+
+// Screen is the pipeline's URI screening, exported for start URIs and entries
+// received from the multinode scheduler.
+func Screen(s *Settings, raw string) (*url.URL, bool) {
+	nu, err := s.Normalizer.Normalize(raw, nil)
+	if err != nil {
+		return nil, false
+	}
+	if nu.Scheme != "http" && nu.Scheme != "https" {
+		return nil, false
+	}
+	if len(s.AllowedSchemes) > 0 && !urls.SchemeAllowed(nu.Scheme, s.AllowedSchemes) {
+		return nil, false
+	}
+	if s.ExcludeExts.Excluded(nu.EscapedPath()) {
+		return nil, false
+	}
+	if s.MaxRecursion > 0 && urls.PathRecursion(nu.EscapedPath()) > s.MaxRecursion {
+		return nil, false
+	}
+	if ok, _ := s.Filter.Allowed(nu.String(), netip.Addr{}); !ok && !s.Filter.UsesIP() {
+		return nil, false
+	} else if !ok {
+		// An include rule on IP addresses cannot match before DNS; an
+		// exclude rule that matched without the IP stays a rejection.
+		return nu, !excludedWithoutIP(s, nu.String())
+	}
+	return nu, true
+}
+
+func excludedWithoutIP(s *Settings, uri string) bool {
+	ok, reason := s.Filter.Allowed(uri, netip.Addr{})
+	return !ok && strings.HasPrefix(reason, "exclude")
+}
+
+func sameHost(a, b *url.URL) bool { return strings.EqualFold(a.Hostname(), b.Hostname()) }
+
+func isHTML(ct string) bool {
+	switch ct {
+	case "text/html", "application/xhtml+xml", "text/vnd.wap.wml", "text/wml", "text/x-wap.wml", "x-application/wml", "text/x-hdml", "text/vnd.wap.xml":
+		return true
+	}
+	return false
+}
+
+var errStopped = errors.New("nodesched: stopped")
+
+var _ = bytes.Equal

@@ -1,0 +1,508 @@
+package nodesched
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/fetch"
+	"github.com/trawl/trawl/internal/frontier"
+	"github.com/trawl/trawl/internal/marshal"
+	"github.com/trawl/trawl/internal/store"
+)
+
+func urlParse(s string) (*url.URL, error) { return url.Parse(s) }
+
+// Counters are a collection's crawl statistics, by name. The names:
+//
+//	fetched            requests that got an HTTP response (any status)
+//	bytes              body bytes received (on the wire)
+//	http_<code>        responses by status code
+//	errors_<kind>      failed fetches by fetch.Kind (timeout, dns, network, ...)
+//	robots_fetched     robots.txt files downloaded
+//	robots_denied      URIs not fetched because robots.txt disallows them
+//	excluded           URIs rejected by the rules once their IP was known
+//	stored             documents stored (new or changed)
+//	modified           documents whose content changed since the last fetch
+//	unchanged          documents fetched again with the same content (or 304)
+//	not_modified       304 answers
+//	deleted            URIs deleted (http_errors DELETE, dbswitch, admin)
+//	duplicates         documents whose checksum another URI owns
+//	noindex, nofollow  pages with those robots META directives
+//	redirects          redirect responses (HTTP 3xx and meta refresh)
+//	retries            fetches queued again by http_errors RETRY
+//	uris_queued        URIs put in the local frontier
+//	uris_seen_before   URIs the seen-set filtered
+//	uris_too_deep      URIs beyond crawlmode DEPTH
+//	uris_to_multinode  URIs sent to the multinode scheduler (other or unrouted sites)
+//	uris_screened_out  received URIs the rules reject
+//	crawl_ip_denied    CMD_UM_START_CRAWL_IP answers that refused
+//	refresh_cycles     refresh cycles started
+//	queued, in_flight, active_sites  frontier gauges (Stats only)
+//
+// CMD_UM_STAT carries the deltas of the counters since the previous report
+// (gauges are sent as they are).
+type Counters map[string]int64
+
+func (c Counters) add(k string, n int64) {
+	if n != 0 {
+		c[k] += n
+	}
+}
+
+func (c Counters) clone() Counters {
+	out := make(Counters, len(c))
+	for k, v := range c {
+		out[k] = v
+	}
+	return out
+}
+
+// Tick runs the timers of 3.1.6 that are due at now.
+func (m *Machine) Tick(now time.Time) error {
+	m.now = now
+	if !now.Before(m.nextKA) {
+		m.nextKA = now.Add(KeepaliveInterval)
+		if m.mnsUp {
+			if m.mnsKAPend {
+				m.log.Warn("nodesched: no CMD_UM_KEEPALIVE_ACK from the multinode scheduler since the last keep-alive")
+			}
+			m.mnsKAPend = true
+			m.send(MNS, &cmt.UMKeepalive{})
+		}
+		for i := range m.ds {
+			d := &m.ds[i]
+			if !d.up {
+				continue
+			}
+			if d.kaPend {
+				m.log.Warn("nodesched: no PPDUP_KEEPALIVE_ACK from duplicate server", "dupserver", i)
+			}
+			d.kaPend = true
+			m.send(DS(i), &cmt.PPDUPKeepalive{})
+		}
+	}
+	if !now.Before(m.nextQuarantine) {
+		m.nextQuarantine = now.Add(QuarantineInterval)
+		for _, c := range m.colls {
+			for site, until := range c.quar {
+				if !now.Before(until) {
+					delete(c.quar, site)
+				}
+			}
+		}
+	}
+	if !now.Before(m.nextStats) {
+		m.nextStats = now.Add(StatsInterval)
+		for _, name := range m.order {
+			m.reportStats(m.colls[name])
+		}
+	}
+	for _, name := range m.order {
+		c := m.colls[name]
+		if c.state == cmt.StateActive && c.front.RefreshDue(now) {
+			if err := m.refresh(c, cmt.RefreshCollection, now); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// NextTimer is when Tick has something to do next.
+func (m *Machine) NextTimer() time.Time {
+	t := m.nextKA
+	if m.nextQuarantine.Before(t) {
+		t = m.nextQuarantine
+	}
+	if m.nextStats.Before(t) {
+		t = m.nextStats
+	}
+	return t
+}
+
+func (m *Machine) reportStats(c *collection) {
+	d := marshal.Dict{}
+	keys := make([]string, 0, len(c.stats))
+	for k := range c.stats {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if delta := c.stats[k] - c.reported[k]; delta != 0 {
+			d = append(d, marshal.Pair{Key: marshal.Str(k), Value: marshal.Int(delta)})
+		}
+	}
+	fs := c.front.Stats()
+	d = append(d, marshal.Pair{Key: marshal.Str("queued"), Value: marshal.Int(fs.Queued)},
+		marshal.Pair{Key: marshal.Str("active_sites"), Value: marshal.Int(fs.ActiveSites)})
+	c.reported = c.stats.clone()
+	m.send(MNS, &cmt.UMStat{Collection: c.s.Name, Stats: d})
+}
+
+// Next returns the next fetch to start at now, from the active collections
+// in turn. When none is ready, wake is when to ask again (zero: only an event
+// can help).
+func (m *Machine) Next(now time.Time) (job *Job, ok bool, wake time.Time) {
+	m.now = now
+	n := len(m.order)
+	for i := 0; i < n; i++ {
+		c := m.colls[m.order[(m.rr+i)%n]]
+		if c.state != cmt.StateActive {
+			continue
+		}
+		fe, ok, w := c.front.Next(now)
+		m.pump(c)
+		if !ok {
+			if !w.IsZero() && (wake.IsZero() || w.Before(wake)) {
+				wake = w
+			}
+			continue
+		}
+		m.rr = (m.rr + i + 1) % n
+		c.inflight[fe.Site]++
+		j := &Job{S: c.s, Gen: c.gen, Fetch: fe, Meta: decodeMeta(fe.Extra), Store: m.st}
+		if rec, ok, err := m.st.URI(c.s.Name, fe.URI); err == nil && ok {
+			j.Prev = rec
+		}
+		return j, true, time.Time{}
+	}
+	return nil, false, wake
+}
+
+// Complete commits a finished crawl step: the URI record, the document, the
+// frontier's Done and the links of own sites in one store batch; links of
+// other sites go to the multinode scheduler, the checksum to the duplicate
+// server.
+func (m *Machine) Complete(o *Outcome, now time.Time) error {
+	m.now = now
+	j := o.Job
+	if o.Kind == fetch.KindCanceled && o.Err != nil {
+		return nil // shutting down: the entry is served again after restart
+	}
+	c := m.colls[j.S.Name]
+	if c == nil || c.gen != j.Gen {
+		return nil // the collection was removed or reconfigured meanwhile
+	}
+	if c.inflight[j.Fetch.Site]--; c.inflight[j.Fetch.Site] <= 0 {
+		delete(c.inflight, j.Fetch.Site)
+	}
+	if o.RobotsFresh {
+		c.stats.add("robots_fetched", 1)
+		if o.CrawlDelay > 0 && j.S.ObeyRobotsDelay {
+			if err := c.front.SetCrawlDelay(j.Fetch.Site, o.CrawlDelay, now); err != nil {
+				return err
+			}
+		}
+	}
+	tx, err := c.front.Begin(now)
+	if err != nil {
+		return err
+	}
+	var ppdup *cmt.PPDUPAdd
+	res, links, err := m.record(c, tx, o, now, &ppdup)
+	if err != nil {
+		tx.Discard()
+		return err
+	}
+	if err := tx.Done(j.Fetch, res); err != nil {
+		tx.Discard()
+		return err
+	}
+	if err := m.addLinks(c, now, links, tx, j.Fetch.URI); err != nil {
+		tx.Discard()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	m.pump(c)
+	if ppdup != nil {
+		m.send(m.dsFor(ppdup.Checksum), ppdup)
+	}
+	return nil
+}
+
+// dsFor picks the duplicate server of a checksum: every node scheduler must
+// ask the same one, so checksums are partitioned by their first byte.
+func (m *Machine) dsFor(cs cmt.Checksum) Peer {
+	if len(m.ds) == 0 {
+		return DS(0)
+	}
+	return DS(int(cs[0]) % len(m.ds))
+}
+
+// record writes the URI record and document of a step into the batch and
+// returns what the frontier needs and the links to queue.
+func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Time, ppdup **cmt.PPDUPAdd) (frontier.Result, []Link, error) {
+	j, s, b := o.Job, o.Job.S, tx.Batch()
+	name := s.Name
+	rec := &store.URIRecord{URI: j.Fetch.URI, Site: j.Fetch.Site, Referrer: j.Fetch.Referrer, Hops: j.Fetch.Hops,
+		FirstSeenCycle: j.Fetch.Cycle, FirstSeen: now}
+	if j.Prev != nil {
+		p := *j.Prev
+		rec = &p
+		rec.Hops = j.Fetch.Hops
+	}
+	var links []Link
+	if o.RobotsFresh && s.UseSitemaps {
+		for _, sm := range o.Sitemaps {
+			nu, ok := Screen(s, sm)
+			if !ok || hostOf(urlSite(nu)) != hostOf(j.Fetch.Site) {
+				continue
+			}
+			links = append(links, Link{URI: nu.String(), Site: j.Fetch.Site, Flags: uint32(cmt.URIFSitemap)})
+		}
+	}
+	switch o.Skipped {
+	case "robots":
+		c.stats.add("robots_denied", 1)
+		return frontier.Result{Outcome: frontier.Skipped}, links, nil
+	case "excluded", "scheme":
+		c.stats.add("excluded", 1)
+		if j.Prev != nil {
+			rec.Status = store.StatusExcluded
+			if err := b.PutURI(name, rec); err != nil {
+				return frontier.Result{}, nil, err
+			}
+		}
+		return frontier.Result{Outcome: frontier.Skipped}, links, nil
+	}
+	if o.Err != nil && o.Kind == fetch.KindCanceled {
+		// Shutting down: the entry stays queued (no Done would be right, but
+		// the step must end; Skipped leaves no trace in the store).
+		return frontier.Result{Outcome: frontier.Skipped}, links, errStopped
+	}
+	rec.LastFetched = now
+	rec.LastFetchedCycle = j.Fetch.Cycle
+	rec.FetchDuration = o.Duration
+	rec.FetchCount++
+	rec.HTTPCode = o.Status
+	if o.Status > 0 {
+		c.stats.add("fetched", 1)
+		c.stats.add("http_"+strconv.Itoa(o.Status), 1)
+	}
+	c.stats.add("bytes", o.BytesOnWire)
+	result := frontier.Result{Outcome: frontier.Fetched}
+	key := ""
+	switch {
+	case o.Err != nil:
+		c.stats.add("errors_"+o.Kind.String(), 1)
+		key = fetch.ErrorKey(o.Status, o.Err)
+		if o.Kind.ConnectionFailure() {
+			result.Outcome = frontier.NetError
+		}
+		if key == "" { // a content decision (too large, type): recorded, not an error
+			rec.Status = store.StatusExcluded
+			rec.ErrorCount = 0
+		} else {
+			rec.Status = store.StatusError
+			rec.ErrorCount++
+		}
+	case o.Status >= 400:
+		key = strconv.Itoa(o.Status)
+		rec.Status = store.StatusError
+		rec.ErrorCount++
+	case o.Location != "" || (o.Status >= 300 && o.Status < 400 && !o.NotModified):
+		c.stats.add("redirects", 1)
+		rec.Status, rec.Location, rec.ErrorCount = store.StatusRedirect, o.Location, 0
+		rec.ContentType = o.ContentType
+		if o.Status == 200 && o.Body != nil { // meta refresh redirect: keep the page
+			if err := b.PutDocument(name, rec.URI, o.Body); err != nil {
+				return result, nil, err
+			}
+			rec.Size = int64(len(o.Body))
+		}
+	default:
+		if err := m.storeDocument(c, b, rec, o, now, &result, ppdup); err != nil {
+			return result, nil, err
+		}
+	}
+	if key != "" {
+		act, ok := s.HTTPErrors.Lookup(key)
+		if ok && act.Delete && rec.ErrorCount > act.After {
+			rec.Status = store.StatusDeleted
+			c.stats.add("deleted", 1)
+			if err := b.DeleteDocument(name, rec.URI); err != nil {
+				return result, nil, err
+			}
+		}
+		if ok && act.Retry > 0 && rec.RetryCount < act.Retry {
+			rec.RetryCount++
+			c.stats.add("retries", 1)
+			links = append(links, Link{URI: rec.URI, Site: rec.Site, Hops: j.Fetch.Hops, Redirects: j.Meta.Redirects, Flags: uint32(cmt.URIFForce)})
+		}
+	} else {
+		rec.RetryCount = 0
+	}
+	if err := b.PutURI(name, rec); err != nil {
+		return result, nil, err
+	}
+	return result, append(links, o.Links...), nil
+}
+
+func urlSite(u *url.URL) string { return u.Host }
+
+func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRecord, o *Outcome, now time.Time, result *frontier.Result, ppdup **cmt.PPDUPAdd) error {
+	s, name := o.Job.S, o.Job.S.Name
+	old, hadOld := rec.Checksum, rec.HasChecksum && o.Job.Prev != nil && o.Job.Prev.LastFetched.After(time.Time{})
+	rec.ErrorCount = 0
+	rec.ContentType = o.ContentType
+	if o.ETag != "" {
+		rec.ETag = o.ETag
+	}
+	if o.LastModified != "" {
+		rec.LastModified = o.LastModified
+	}
+	if o.NoIndex {
+		c.stats.add("noindex", 1)
+	}
+	if o.NoFollow {
+		c.stats.add("nofollow", 1)
+	}
+	if o.NotModified {
+		c.stats.add("not_modified", 1)
+		c.stats.add("unchanged", 1)
+		result.Outcome = frontier.NotModified
+		if rec.Status != store.StatusDuplicate {
+			rec.Status = store.StatusNotModified
+		}
+		return nil
+	}
+	rec.Size = int64(len(o.Body))
+	changed := !hadOld || old != o.Checksum
+	result.Changed = changed && hadOld
+	if hadOld && changed {
+		c.stats.add("modified", 1)
+		rec.ChangeCount++
+		rec.LastChanged = now
+	} else if hadOld {
+		c.stats.add("unchanged", 1)
+	} else {
+		rec.LastChanged = now
+	}
+	if hadOld && changed {
+		if err := b.RemoveChecksumURI(name, old, rec.URI); err != nil {
+			return err
+		}
+		if owner, ok, err := m.st.ChecksumOwner(name, old); err == nil && ok && owner == rec.URI {
+			if err := b.DeleteChecksumOwner(name, old); err != nil {
+				return err
+			}
+			if s.UseDupServers && len(m.ds) > 0 {
+				m.send(m.dsFor(cmt.Checksum(old)), &cmt.PPDUPRemove{Collection: name, NodeID: m.cfg.NodeID, URI: rec.URI, Checksum: cmt.Checksum(old)})
+			}
+		}
+	}
+	rec.Checksum, rec.HasChecksum = o.Checksum, o.HasChecksum
+	rec.Status = store.StatusFetched
+	rec.Owner = ""
+	if o.HasChecksum {
+		if err := b.AddChecksumURI(name, o.Checksum, rec.URI); err != nil {
+			return err
+		}
+		if s.UseDupServers && len(m.ds) > 0 {
+			*ppdup = &cmt.PPDUPAdd{Collection: name, NodeID: m.cfg.NodeID, URI: rec.URI, Checksum: cmt.Checksum(o.Checksum)}
+		} else {
+			owner, ok, err := m.st.ChecksumOwner(name, o.Checksum)
+			if err != nil {
+				return err
+			}
+			if ok && owner != rec.URI {
+				if _, alive, _ := m.st.URI(name, owner); alive {
+					rec.Status, rec.Owner = store.StatusDuplicate, owner
+					c.stats.add("duplicates", 1)
+				} else {
+					ok = false
+				}
+			}
+			if !ok {
+				if err := b.PutChecksumOwner(name, o.Checksum, rec.URI); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if changed || rec.Status != store.StatusDuplicate {
+		c.stats.add("stored", 1)
+		if err := b.PutDocument(name, rec.URI, o.Body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addOK is PPDUP_ADD_OK (3.1.5.23): the URI goes into the checksum database;
+// when another URI owns the checksum the document is a duplicate of it.
+func (m *Machine) addOK(c *collection, x *cmt.PPDUPAddOK, now time.Time) error {
+	rec, ok, err := m.st.URI(c.s.Name, x.URI)
+	if err != nil || !ok || !rec.HasChecksum {
+		return err
+	}
+	owner := x.OwnerURI
+	if owner == "" {
+		owner = x.URI
+	}
+	b := m.st.NewBatch()
+	if owner == x.URI {
+		if err := b.PutChecksumOwner(c.s.Name, rec.Checksum, x.URI); err != nil {
+			b.Discard()
+			return err
+		}
+		if rec.Status == store.StatusDuplicate {
+			rec.Status, rec.Owner = store.StatusFetched, ""
+		}
+	} else if rec.Status != store.StatusDuplicate || rec.Owner != owner {
+		rec.Status, rec.Owner = store.StatusDuplicate, owner
+		c.stats.add("duplicates", 1)
+	}
+	if err := b.PutURI(c.s.Name, rec); err != nil {
+		b.Discard()
+		return err
+	}
+	return b.Commit()
+}
+
+// removeOK is PPDUP_REMOVE_OK (3.1.5.24).
+func (m *Machine) removeOK(c *collection, x *cmt.PPDUPRemoveOK) error {
+	rec, ok, err := m.st.URI(c.s.Name, x.URI)
+	if err != nil {
+		return err
+	}
+	b := m.st.NewBatch()
+	if ok && rec.HasChecksum {
+		if owner, has, _ := m.st.ChecksumOwner(c.s.Name, rec.Checksum); has && owner == x.URI {
+			if err := b.DeleteChecksumOwner(c.s.Name, rec.Checksum); err != nil {
+				b.Discard()
+				return err
+			}
+		}
+	}
+	return b.Commit()
+}
+
+// promote is PPDUP_PROMOTE_REQ (3.1.5.25): recrawl every URI with the
+// checksum, flagged URIF_PROMOTE.
+func (m *Machine) promote(c *collection, x *cmt.PPDUPPromoteReq, now time.Time) error {
+	var links []Link
+	err := m.st.ChecksumURIs(c.s.Name, [16]byte(x.Checksum), func(uri string) error {
+		rec, ok, err := m.st.URI(c.s.Name, uri)
+		if err != nil || !ok {
+			return err
+		}
+		links = append(links, Link{URI: uri, Site: rec.Site, Hops: rec.Hops, Flags: uint32(cmt.URIFPromote | cmt.URIFForce)})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(links) == 0 {
+		return nil
+	}
+	return m.addLinks(c, now, links, nil, "")
+}
+
+var _ = fmt.Sprintf
