@@ -11,7 +11,6 @@ import (
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
-	"github.com/trawl/trawl/internal/multinode"
 	"github.com/trawl/trawl/internal/webfarm"
 )
 
@@ -33,10 +32,7 @@ type fakeMNS struct {
 }
 
 func newFakeMNS(t testing.TB, farm *webfarm.Farm, node string, col *config.Collection) *fakeMNS {
-	cc, err := multinode.CrawlConfigOf(col)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cc := cmt.CrawlConfig{Collections: []cmt.Collection{col.CrawlConfig()}}
 	return &fakeMNS{t: t, farm: farm, node: node, conf: cc, name: col.Name, routed: map[string]bool{}, conns: make(chan *cmt.Conn, 4)}
 }
 
