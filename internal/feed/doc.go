@@ -1,0 +1,43 @@
+// Package feed sends crawled documents to content destinations: the
+// document feeding of DESIGN.md section 2 and decision 4.7.
+//
+// A crawler hands each document operation (add, update or remove of a URI,
+// with its content, extracted text, MIME type, title, anchor text and
+// metadata) to a Feeder, which stores one copy per target (an MS-FSCCFG
+// feeding destination, or "default:<collection>") in a durable Outbox and
+// returns. The Feeder's Run loop then, per target, claims batches from the
+// outbox (URIF_FEED_HIGHPRI operations first), submits them to a Session,
+// keeps at most Window batches in flight, and on each operation's callback
+// deletes it from the outbox (ok, or rejected for good) or takes it back to
+// send again (any other error). A failed session is closed, and a new one
+// dialled after an exponential backoff; every operation it had not answered
+// is sent again. Operations also stay in the outbox across restarts: after
+// a crash every operation not yet acknowledged is sent again. The receiving
+// side is idempotent (the index applies an operation only if its version,
+// the outbox sequence number, is newer than the document's), so the index
+// converges to the crawl store with no loss and no double entries.
+// Suspending a target (CMD_ADM_CONF_FEEDING_SUSPEND, or paused in the
+// configuration) stops its submissions while the operations keep queueing.
+//
+// Session is the seam for MS-FSCDFT content distributors: today's
+// implementation is Destination, which applies batches to an in-process
+// internal/index; a distributor client will implement the same interface
+// (create, submit batches with per-operation callbacks, be recreated after
+// a failure, close).
+//
+// Outbox key layout under its prefix P (default "feed/"), in Pebble:
+//
+//	P "s"                                      last sequence number, 8 bytes big endian
+//	P "q" dest 0x00 rank seq                   an encoded operation; rank 0x00 high, 0x01 normal;
+//	                                           seq 8 bytes big endian (so a scan is priority, then FIFO)
+//	P "u" dest 0x00 collection 0x00 uri        rank and seq of the URI's latest operation (coalescing)
+//
+// Encoded operation (MarshalBinary); uvarint lengths precede every string
+// and byte field, and the decoder checks each against the bytes left:
+//
+//	'F' 0x01 kind(1) priority(1) uvarint(seq)
+//	destination collection uri mime title content text
+//	uvarint(#anchors) anchor...  uvarint(#headers) (name value)...
+//	has-last-modified(1) varint(unix nanoseconds)
+//	checksum language description extraction
+package feed

@@ -1,0 +1,114 @@
+package feed
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func fullOp() Operation {
+	return Operation{
+		Seq: 42, Kind: Update, Priority: High, Destination: "Global_News", Collection: "collection_A",
+		URI: "http://www.contoso.com/news/1.html", MIME: "text/html; charset=utf-8", Title: "News ☃",
+		Content: []byte("<html><title>News</title>hello</html>"), Text: "hello",
+		Anchors: []string{"latest news", "news"},
+		Meta: Metadata{
+			Headers:      []Header{{"Content-Type", "text/html"}, {"ETag", `"x"`}},
+			LastModified: time.Date(2024, 1, 2, 3, 4, 5, 6, time.UTC),
+			Checksum:     []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+			Language:     "en", Description: "d", Extraction: "html",
+		},
+	}
+}
+
+func TestOperationRoundTrip(t *testing.T) {
+	tests := []struct {
+		name string
+		op   Operation
+	}{
+		{"full", fullOp()},
+		{"minimal remove", Operation{Seq: 1, Kind: Remove, Destination: "default:c", URI: "http://a/"}},
+		{"add without content", Operation{Seq: 1 << 60, Kind: Add, Destination: "d", URI: "ftp://x/y"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := tt.op.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got Operation
+			if err := got.UnmarshalBinary(b); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.op, got); diff != "" {
+				t.Errorf("round trip (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestOperationDecodeErrors(t *testing.T) {
+	fo := fullOp()
+	good, err := fo.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		in   []byte
+	}{
+		{"empty", nil},
+		{"bad magic", append([]byte{'X'}, good[1:]...)},
+		{"bad version", append([]byte{'F', 9}, good[2:]...)},
+		{"bad kind", append([]byte{'F', 1, 0}, good[3:]...)},
+		{"bad priority", append([]byte{'F', 1, 2, 7}, good[4:]...)},
+		{"truncated", good[:len(good)-3]},
+		{"trailing", append(append([]byte(nil), good...), 0)},
+		{"huge length", []byte{'F', 1, 1, 0, 1, 0xff, 0xff, 0xff, 0xff, 0x0f}},
+		{"huge anchor count", append([]byte{'F', 1, 1, 0, 1, 1, 'd', 0, 1, 'u', 0, 0, 0, 0, 0xff, 0xff, 0x03}, make([]byte, 20)...)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var op Operation
+			if err := op.UnmarshalBinary(tt.in); !errors.Is(err, ErrCorrupt) {
+				t.Errorf("UnmarshalBinary = %v, want ErrCorrupt", err)
+			}
+		})
+	}
+}
+
+func FuzzOperationDecode(f *testing.F) {
+	for _, op := range []Operation{fullOp(), {Seq: 1, Kind: Remove, Destination: "d", URI: "u"}} {
+		b, err := op.MarshalBinary()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte{'F', 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var op Operation
+		if err := op.UnmarshalBinary(data); err != nil {
+			return
+		}
+		b, err := op.MarshalBinary()
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		var again Operation
+		if err := again.UnmarshalBinary(b); err != nil {
+			t.Fatalf("decode of re-encoding: %v", err)
+		}
+		if diff := cmp.Diff(op, again); diff != "" {
+			t.Fatalf("not stable (-first +second):\n%s", diff)
+		}
+	})
+}
+
+func TestPriorityOf(t *testing.T) {
+	if PriorityOf(0x00200000|0x1) != High || PriorityOf(0x00400000) != Normal {
+		t.Error("URIF_FEED_HIGHPRI not mapped")
+	}
+}

@@ -1,0 +1,487 @@
+package feed
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// OutboxOptions configure an Outbox.
+type OutboxOptions struct {
+	// Prefix is the key space of the outbox in the Pebble database
+	// (default "feed/"). Two outboxes in one database need two prefixes.
+	Prefix string
+	// NoSync makes Put return before its write reaches the disk. A crash
+	// may then lose the last operations put; acknowledgements are never
+	// synced (a lost acknowledgement only means a resend).
+	NoSync bool
+	// Logger receives Pebble's informational messages at debug level
+	// (OpenOutbox only; default: discarded).
+	Logger *slog.Logger
+}
+
+// pebbleLogger sends Pebble's log to slog; fatal errors keep Pebble's own
+// behaviour.
+type pebbleLogger struct{ log *slog.Logger }
+
+func (l pebbleLogger) Infof(format string, args ...interface{}) {
+	l.log.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+func (l pebbleLogger) Fatalf(format string, args ...interface{}) {
+	pebble.DefaultLogger.Fatalf(format, args...)
+}
+
+// Outbox keeps content operations durably, per destination, until their
+// destination has acknowledged them. Operations get a monotonic sequence
+// number; a destination's operations come out high priority first, then in
+// sequence order. A later operation on the same URI (same destination and
+// collection) supersedes an earlier one that has not been handed out.
+//
+// Handing out (Claim) is tracked in memory only: after a restart every
+// operation still in the outbox is pending again and is sent again.
+//
+// An Outbox is safe for concurrent use.
+type Outbox struct {
+	db     *pebble.DB
+	ownDB  bool
+	prefix []byte
+	wopt   *pebble.WriteOptions
+
+	mu      sync.Mutex
+	closed  bool
+	seq     uint64
+	claimed map[uint64]claim
+	pending map[string]int // destination -> operations not yet acknowledged
+	changed chan struct{}  // closed and replaced on every Put
+}
+
+// claim is an operation handed out and not yet acknowledged or released.
+type claim struct {
+	qkey, ukey []byte
+}
+
+// ErrOutboxClosed is returned after Close.
+var ErrOutboxClosed = errors.New("feed: outbox closed")
+
+// OpenOutbox opens (or creates) an outbox in its own Pebble database in dir.
+func OpenOutbox(dir string, o OutboxOptions) (*Outbox, error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{log}})
+	if err != nil {
+		return nil, fmt.Errorf("feed: open outbox %s: %w", dir, err)
+	}
+	ob, err := NewOutbox(db, o)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	ob.ownDB = true
+	return ob, nil
+}
+
+// NewOutbox keeps an outbox in a key space of db (for instance the crawl
+// store's database). Close does not close db.
+func NewOutbox(db *pebble.DB, o OutboxOptions) (*Outbox, error) {
+	if o.Prefix == "" {
+		o.Prefix = "feed/"
+	}
+	ob := &Outbox{
+		db:      db,
+		prefix:  []byte(o.Prefix),
+		wopt:    pebble.Sync,
+		claimed: map[uint64]claim{},
+		pending: map[string]int{},
+		changed: make(chan struct{}),
+	}
+	if o.NoSync {
+		ob.wopt = pebble.NoSync
+	}
+	v, closer, err := db.Get(ob.seqKey())
+	switch {
+	case err == nil:
+		if len(v) == 8 {
+			ob.seq = binary.BigEndian.Uint64(v)
+		}
+		closer.Close()
+	case errors.Is(err, pebble.ErrNotFound):
+	default:
+		return nil, fmt.Errorf("feed: outbox: %w", err)
+	}
+	// Count what is pending per destination.
+	qp := ob.key('q')
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: qp, UpperBound: prefixEnd(qp)})
+	if err != nil {
+		return nil, fmt.Errorf("feed: outbox: %w", err)
+	}
+	for it.First(); it.Valid(); it.Next() {
+		dest, _, seq, ok := ob.parseQKey(it.Key())
+		if !ok {
+			continue
+		}
+		ob.pending[dest]++
+		ob.seq = max(ob.seq, seq)
+	}
+	if err := it.Close(); err != nil {
+		return nil, fmt.Errorf("feed: outbox: %w", err)
+	}
+	return ob, nil
+}
+
+// Key layout under the prefix P:
+//
+//	P "s"                                         last sequence number (8 bytes, big endian)
+//	P "q" dest 0x00 rank seq(8, big endian)      an operation; rank 0 = high, 1 = normal
+//	P "u" dest 0x00 collection 0x00 uri          rank + seq of the URI's latest operation
+
+func (ob *Outbox) key(kind byte) []byte {
+	k := make([]byte, 0, len(ob.prefix)+1)
+	k = append(k, ob.prefix...)
+	return append(k, kind)
+}
+
+func (ob *Outbox) seqKey() []byte { return ob.key('s') }
+
+func rankOf(p Priority) byte {
+	if p == High {
+		return 0
+	}
+	return 1
+}
+
+func (ob *Outbox) qKey(dest string, rank byte, seq uint64) []byte {
+	k := ob.key('q')
+	k = append(k, dest...)
+	k = append(k, 0, rank)
+	return binary.BigEndian.AppendUint64(k, seq)
+}
+
+func (ob *Outbox) qPrefix(dest string) []byte {
+	k := ob.key('q')
+	k = append(k, dest...)
+	return append(k, 0)
+}
+
+func (ob *Outbox) uKey(dest, collection, uri string) []byte {
+	k := ob.key('u')
+	k = append(k, dest...)
+	k = append(k, 0)
+	k = append(k, collection...)
+	k = append(k, 0)
+	return append(k, uri...)
+}
+
+func (ob *Outbox) parseQKey(k []byte) (dest string, rank byte, seq uint64, ok bool) {
+	k = k[len(ob.prefix)+1:]
+	i := bytes.IndexByte(k, 0)
+	if i < 0 || len(k) != i+1+1+8 {
+		return "", 0, 0, false
+	}
+	return string(k[:i]), k[i+1], binary.BigEndian.Uint64(k[i+2:]), true
+}
+
+// prefixEnd returns the smallest key greater than every key with prefix p.
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// Put stores ops durably (unless NoSync) and returns their sequence
+// numbers. An op's Destination must be set and free of NUL bytes; its
+// Seq is overwritten. An earlier operation on the same URI that has not
+// been claimed is dropped.
+func (ob *Outbox) Put(ops ...Operation) ([]uint64, error) {
+	for i := range ops {
+		op := &ops[i]
+		if op.Destination == "" || strings.IndexByte(op.Destination, 0) >= 0 || strings.IndexByte(op.Collection, 0) >= 0 {
+			return nil, fmt.Errorf("feed: operation for %q: bad destination %q or collection %q", op.URI, op.Destination, op.Collection)
+		}
+		if op.Kind < Add || op.Kind > Remove {
+			return nil, fmt.Errorf("feed: operation for %q: bad kind %d", op.URI, op.Kind)
+		}
+		if op.URI == "" {
+			return nil, errors.New("feed: operation without URI")
+		}
+	}
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	if ob.closed {
+		return nil, ErrOutboxClosed
+	}
+	b := ob.db.NewBatch()
+	defer b.Close()
+	seqs := make([]uint64, len(ops))
+	seq := ob.seq
+	delta := map[string]int{}
+	// Within this call, a later op on a URI also supersedes an earlier one.
+	written := map[string][]byte{}
+	for i := range ops {
+		op := ops[i]
+		seq++
+		op.Seq = seq
+		seqs[i] = seq
+		uk := ob.uKey(op.Destination, op.Collection, op.URI)
+		prev, hasPrev := written[string(uk)]
+		if !hasPrev {
+			v, closer, err := ob.db.Get(uk)
+			switch {
+			case err == nil:
+				prev, hasPrev = append([]byte(nil), v...), true
+				closer.Close()
+			case !errors.Is(err, pebble.ErrNotFound):
+				return nil, fmt.Errorf("feed: outbox: %w", err)
+			}
+		}
+		if hasPrev && len(prev) == 9 {
+			pseq := binary.BigEndian.Uint64(prev[1:])
+			if _, inFlight := ob.claimed[pseq]; !inFlight {
+				if err := b.Delete(ob.qKey(op.Destination, prev[0], pseq), nil); err != nil {
+					return nil, fmt.Errorf("feed: outbox: %w", err)
+				}
+				delta[op.Destination]--
+			}
+		}
+		val, err := op.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		rank := rankOf(op.Priority)
+		if err := b.Set(ob.qKey(op.Destination, rank, seq), val, nil); err != nil {
+			return nil, fmt.Errorf("feed: outbox: %w", err)
+		}
+		uv := binary.BigEndian.AppendUint64([]byte{rank}, seq)
+		if err := b.Set(uk, uv, nil); err != nil {
+			return nil, fmt.Errorf("feed: outbox: %w", err)
+		}
+		written[string(uk)] = uv
+		delta[op.Destination]++
+	}
+	if err := b.Set(ob.seqKey(), binary.BigEndian.AppendUint64(nil, seq), nil); err != nil {
+		return nil, fmt.Errorf("feed: outbox: %w", err)
+	}
+	if err := b.Commit(ob.wopt); err != nil {
+		return nil, fmt.Errorf("feed: outbox: %w", err)
+	}
+	ob.seq = seq
+	for d, n := range delta {
+		ob.pending[d] += n
+	}
+	close(ob.changed)
+	ob.changed = make(chan struct{})
+	return seqs, nil
+}
+
+// Changed returns a channel that is closed at the next Put.
+func (ob *Outbox) Changed() <-chan struct{} {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	return ob.changed
+}
+
+// Claim hands out up to maxOps operations of dest, of at most maxBytes in
+// all (at least one operation is returned if any is pending), high priority
+// first. A claimed operation is not handed out again until Release.
+func (ob *Outbox) Claim(dest string, maxOps, maxBytes int) ([]Operation, error) {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	if ob.closed {
+		return nil, ErrOutboxClosed
+	}
+	qp := ob.qPrefix(dest)
+	it, err := ob.db.NewIter(&pebble.IterOptions{LowerBound: qp, UpperBound: prefixEnd(qp)})
+	if err != nil {
+		return nil, fmt.Errorf("feed: outbox: %w", err)
+	}
+	defer it.Close()
+	var ops []Operation
+	size := 0
+	for it.First(); it.Valid() && len(ops) < maxOps; it.Next() {
+		_, _, seq, ok := ob.parseQKey(it.Key())
+		if !ok {
+			continue
+		}
+		if _, inFlight := ob.claimed[seq]; inFlight {
+			continue
+		}
+		var op Operation
+		if err := op.UnmarshalBinary(it.Value()); err != nil {
+			return nil, fmt.Errorf("feed: outbox key %x: %w", it.Key(), err)
+		}
+		if len(ops) > 0 && size+op.Size() > maxBytes {
+			break
+		}
+		size += op.Size()
+		ops = append(ops, op)
+		ob.claimed[seq] = claim{
+			qkey: append([]byte(nil), it.Key()...),
+			ukey: ob.uKey(op.Destination, op.Collection, op.URI),
+		}
+	}
+	if err := it.Error(); err != nil {
+		for _, op := range ops {
+			delete(ob.claimed, op.Seq)
+		}
+		return nil, fmt.Errorf("feed: outbox: %w", err)
+	}
+	return ops, nil
+}
+
+// Ack deletes claimed operations: their destination has them.
+func (ob *Outbox) Ack(seqs ...uint64) error {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	if ob.closed {
+		return ErrOutboxClosed
+	}
+	b := ob.db.NewBatch()
+	defer b.Close()
+	var done []uint64
+	for _, seq := range seqs {
+		c, ok := ob.claimed[seq]
+		if !ok {
+			continue
+		}
+		if err := ob.deleteClaim(b, seq, c); err != nil {
+			return err
+		}
+		done = append(done, seq)
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("feed: outbox: %w", err)
+	}
+	for _, seq := range done {
+		dest, _, _, _ := ob.parseQKey(ob.claimed[seq].qkey)
+		ob.pending[dest]--
+		delete(ob.claimed, seq)
+	}
+	return nil
+}
+
+// deleteClaim adds to b the deletion of a claimed operation and, if it is
+// still its URI's latest, of the URI's entry.
+func (ob *Outbox) deleteClaim(b *pebble.Batch, seq uint64, c claim) error {
+	if err := b.Delete(c.qkey, nil); err != nil {
+		return fmt.Errorf("feed: outbox: %w", err)
+	}
+	v, closer, err := ob.db.Get(c.ukey)
+	switch {
+	case err == nil:
+		latest := len(v) == 9 && binary.BigEndian.Uint64(v[1:]) == seq
+		closer.Close()
+		if latest {
+			if err := b.Delete(c.ukey, nil); err != nil {
+				return fmt.Errorf("feed: outbox: %w", err)
+			}
+		}
+	case !errors.Is(err, pebble.ErrNotFound):
+		return fmt.Errorf("feed: outbox: %w", err)
+	}
+	return nil
+}
+
+// Release returns claimed operations to the pending ones, to be claimed
+// again; an operation superseded meanwhile by a later one on its URI is
+// dropped instead.
+func (ob *Outbox) Release(seqs ...uint64) error {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	if ob.closed {
+		return ErrOutboxClosed
+	}
+	b := ob.db.NewBatch()
+	defer b.Close()
+	var dropped []uint64
+	for _, seq := range seqs {
+		c, ok := ob.claimed[seq]
+		if !ok {
+			continue
+		}
+		v, closer, err := ob.db.Get(c.ukey)
+		superseded := false
+		switch {
+		case err == nil:
+			superseded = len(v) == 9 && binary.BigEndian.Uint64(v[1:]) != seq
+			closer.Close()
+		case !errors.Is(err, pebble.ErrNotFound):
+			return fmt.Errorf("feed: outbox: %w", err)
+		}
+		if superseded {
+			if err := b.Delete(c.qkey, nil); err != nil {
+				return fmt.Errorf("feed: outbox: %w", err)
+			}
+			dropped = append(dropped, seq)
+		}
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("feed: outbox: %w", err)
+	}
+	for _, seq := range dropped {
+		dest, _, _, _ := ob.parseQKey(ob.claimed[seq].qkey)
+		ob.pending[dest]--
+	}
+	for _, seq := range seqs {
+		delete(ob.claimed, seq)
+	}
+	return nil
+}
+
+// Pending returns the number of operations of dest not yet acknowledged
+// (claimed ones included).
+func (ob *Outbox) Pending(dest string) int {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	return ob.pending[dest]
+}
+
+// Claimed returns the number of operations handed out and not yet
+// acknowledged or released.
+func (ob *Outbox) Claimed() int {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	return len(ob.claimed)
+}
+
+// Destinations returns the destinations with pending operations.
+func (ob *Outbox) Destinations() []string {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	var out []string
+	for d, n := range ob.pending {
+		if n > 0 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Close closes the outbox (and its database if OpenOutbox opened it).
+// Claimed operations stay in the outbox.
+func (ob *Outbox) Close() error {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	if ob.closed {
+		return nil
+	}
+	ob.closed = true
+	if ob.ownDB {
+		if err := ob.db.Close(); err != nil {
+			return fmt.Errorf("feed: outbox: %w", err)
+		}
+	}
+	return nil
+}

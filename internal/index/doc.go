@@ -1,0 +1,32 @@
+// Package index is trawl's embedded full-text index and its search API.
+//
+// An Index is a bleve index (scorch segments) under one directory. Each
+// document is one URL in one content collection; its fields are:
+//
+//	url         the document's URL (keyword, stored)
+//	site        the host name, lower case (keyword, stored)
+//	domains     the host and every parent domain (keyword; for site:)
+//	title       the title (text, stored, highlighted)
+//	body        the extracted text (text, stored, highlighted)
+//	anchor      anchor text of links pointing to the document (text)
+//	summary     the first few hundred bytes of the body (stored only)
+//	mime        the MIME type, lower case, no parameters (keyword, stored)
+//	type        the MIME type's family: html, pdf, text, office, xml, other
+//	modified    the Last-Modified time (date, stored)
+//	collection  the content collection (keyword, stored)
+//	lang        the language (keyword, stored)
+//	rank        a static rank filled by link analysis (number, default 0)
+//
+// Apply takes batches of add/update/remove operations and is idempotent: each
+// operation carries a version (the feeder's sequence number), the index keeps
+// the last version applied per document in bleve's internal key space, and an
+// operation whose version is not newer is skipped. A resent operation is
+// therefore never a double entry, and a stale one never undoes a newer one.
+// Apply returns only once bleve has persisted the batch, so a caller may
+// forget an operation as soon as Apply says it is applied.
+//
+// Search parses a query language of its own (see ParseQuery): words (all must
+// match), "quoted phrases", -exclusions, site: and type: filters. Scores are
+// bleve's tf-idf scores multiplied by (1 + rank) over the first RerankWindow
+// hits. Handler serves a JSON API at /api/search and an HTML page at /search.
+package index

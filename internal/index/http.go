@@ -1,0 +1,204 @@
+package index
+
+import (
+	"encoding/json"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Handler serves the search API and the search page over idx:
+//
+//	GET /api/search?q=QUERY&collection=C&site=S&type=T&from=N&size=N
+//	    JSON Results (400 on a bad number, 500 on an index error)
+//	GET /search?q=...   (same parameters) an HTML page: a query box, the
+//	    results with titles, URLs and highlighted snippets, site and type
+//	    filters and paging links
+//	GET /               redirects to /search
+//
+// The handler is meant to be mounted at the root of a server (trawl run
+// mounts it next to its other pages).
+func Handler(idx *Index) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/search", func(w http.ResponseWriter, r *http.Request) {
+		q, opts, err := searchParams(r.URL.Query())
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+			return
+		}
+		opts.Facets = true
+		res, err := idx.Search(r.Context(), q, opts)
+		if err != nil {
+			w.WriteHeader(http.StatusInternalServerError)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+			return
+		}
+		_ = json.NewEncoder(w).Encode(res)
+	})
+	mux.HandleFunc("GET /search", func(w http.ResponseWriter, r *http.Request) {
+		values := r.URL.Query()
+		q, opts, err := searchParams(values)
+		page := pageData{Query: q, Collection: opts.Collection, Site: opts.Site, Type: opts.Type, Types: pageTypes}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if err != nil {
+			page.Error = err.Error()
+			w.WriteHeader(http.StatusBadRequest)
+		} else if strings.TrimSpace(q) != "" || opts.Site != "" || opts.Type != "" {
+			opts.Facets = true
+			res, err := idx.Search(r.Context(), q, opts)
+			if err != nil {
+				page.Error = err.Error()
+				w.WriteHeader(http.StatusInternalServerError)
+			} else {
+				page.fill(res, values)
+			}
+		}
+		_ = pageTemplate.Execute(w, &page)
+	})
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/search", http.StatusFound)
+	})
+	return mux
+}
+
+type paramError string
+
+func (e paramError) Error() string { return string(e) }
+
+func searchParams(v url.Values) (string, SearchOptions, error) {
+	o := SearchOptions{Collection: v.Get("collection"), Site: v.Get("site"), Type: v.Get("type")}
+	for _, p := range []struct {
+		name string
+		dst  *int
+	}{{"from", &o.From}, {"size", &o.Size}} {
+		s := v.Get(p.name)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return "", o, paramError("index: bad " + p.name + " " + strconv.Quote(s))
+		}
+		*p.dst = n
+	}
+	return v.Get("q"), o, nil
+}
+
+// pageTypes are the choices of the type filter on the page.
+var pageTypes = []string{"html", "pdf", "text", "office", "xml", "other"}
+
+type pageLink struct {
+	Label string
+	Href  string
+	On    bool
+}
+
+type pageData struct {
+	Query, Collection, Site, Type string
+	Types                         []string
+	Error                         string
+	Searched                      bool
+	Res                           *Results
+	First, Last                   int
+	Prev, Next                    string
+	Pages                         []pageLink
+	SiteLinks, TypeLinks          []pageLink
+}
+
+func (p *pageData) fill(res *Results, v url.Values) {
+	p.Searched = true
+	p.Res = res
+	p.First = res.From + 1
+	p.Last = res.From + len(res.Hits)
+	link := func(set map[string]string) string {
+		u := url.Values{}
+		for k, vals := range v {
+			u[k] = append([]string(nil), vals...)
+		}
+		for k, val := range set {
+			if val == "" {
+				u.Del(k)
+			} else {
+				u.Set(k, val)
+			}
+		}
+		return "/search?" + u.Encode()
+	}
+	size := res.Size
+	if res.From > 0 {
+		p.Prev = link(map[string]string{"from": strconv.Itoa(max(res.From-size, 0))})
+	}
+	total := min(int(min(res.Total, uint64(MaxFrom+size))), MaxFrom+size)
+	if res.From+size < total {
+		p.Next = link(map[string]string{"from": strconv.Itoa(res.From + size)})
+	}
+	cur := res.From / size
+	for i := max(cur-4, 0); i*size < total && i <= cur+5; i++ {
+		p.Pages = append(p.Pages, pageLink{Label: strconv.Itoa(i + 1), Href: link(map[string]string{"from": strconv.Itoa(i * size)}), On: i == cur})
+	}
+	for _, f := range res.Sites {
+		p.SiteLinks = append(p.SiteLinks, pageLink{Label: f.Value + " (" + strconv.Itoa(f.Count) + ")", Href: link(map[string]string{"site": f.Value, "from": ""}), On: f.Value == p.Site})
+	}
+	for _, f := range res.Types {
+		p.TypeLinks = append(p.TypeLinks, pageLink{Label: f.Value + " (" + strconv.Itoa(f.Count) + ")", Href: link(map[string]string{"type": f.Value, "from": ""}), On: f.Value == p.Type})
+	}
+}
+
+var pageTemplate = template.Must(template.New("search").Funcs(template.FuncMap{
+	"safe": func(s string) template.HTML { return template.HTML(s) }, // already escaped by the highlighter
+}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{if .Query}}{{.Query}} - {{end}}trawl search</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 60em; padding: 0 1em; color: #222; }
+form { display: flex; gap: .5em; flex-wrap: wrap; margin-bottom: 1em; }
+input[name=q] { flex: 1 1 20em; font-size: 1.1em; padding: .3em; }
+.hit { margin: 1.2em 0; }
+.hit a.title { font-size: 1.15em; color: #1a0dab; text-decoration: none; }
+.hit .url { color: #006621; font-size: .9em; word-break: break-all; }
+.hit .snippet { margin-top: .2em; line-height: 1.4; }
+mark { background: #fff3a0; font-weight: bold; }
+.facets { font-size: .9em; margin: .5em 0; }
+.facets a { margin-right: .8em; }
+.facets a.on, .pages a.on { font-weight: bold; }
+.pages a { margin: 0 .3em; }
+.error { color: #b00; }
+.meta { color: #666; font-size: .9em; }
+</style>
+</head>
+<body>
+<form id="search" action="/search" method="get" role="search">
+<input type="search" name="q" value="{{.Query}}" placeholder="words, &quot;a phrase&quot;, -exclude, site:example.com, type:pdf" autofocus>
+<input type="text" name="site" value="{{.Site}}" placeholder="site" size="16">
+<select name="type"><option value="">any type</option>{{range .Types}}<option value="{{.}}"{{if eq . $.Type}} selected{{end}}>{{.}}</option>{{end}}</select>
+{{if .Collection}}<input type="hidden" name="collection" value="{{.Collection}}">{{end}}
+<button type="submit">Search</button>
+</form>
+{{if .Error}}<p class="error">{{.Error}}</p>{{end}}
+{{if .Searched}}
+<p class="meta" id="count">{{if .Res.Hits}}Results {{.First}}-{{.Last}} of {{.Res.Total}}{{else}}No results{{end}} for <b>{{.Res.Parsed}}</b></p>
+{{if .SiteLinks}}<div class="facets" id="sites">Sites: {{range .SiteLinks}}<a href="{{.Href}}"{{if .On}} class="on"{{end}}>{{.Label}}</a>{{end}}</div>{{end}}
+{{if .TypeLinks}}<div class="facets" id="types">Types: {{range .TypeLinks}}<a href="{{.Href}}"{{if .On}} class="on"{{end}}>{{.Label}}</a>{{end}}</div>{{end}}
+<ol class="results" id="results" start="{{.First}}">
+{{range .Res.Hits}}<li class="hit">
+<a class="title" href="{{.URL}}">{{if .Title}}{{safe .TitleHTML}}{{else}}{{.URL}}{{end}}</a>
+<div class="url">{{.URL}}</div>
+<div class="snippet">{{safe .Snippet}}</div>
+</li>
+{{end}}</ol>
+{{if or .Prev .Next}}<nav class="pages" id="pages">
+{{if .Prev}}<a href="{{.Prev}}" rel="prev">« Previous</a>{{end}}
+{{range .Pages}}<a href="{{.Href}}"{{if .On}} class="on"{{end}}>{{.Label}}</a>{{end}}
+{{if .Next}}<a href="{{.Next}}" rel="next">Next »</a>{{end}}
+</nav>{{end}}
+{{end}}
+</body>
+</html>
+`))

@@ -1,0 +1,523 @@
+package index
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
+)
+
+// Field names of the index.
+const (
+	FieldURL        = "url"
+	FieldSite       = "site"
+	FieldDomains    = "domains"
+	FieldTitle      = "title"
+	FieldBody       = "body"
+	FieldAnchor     = "anchor"
+	FieldSummary    = "summary"
+	FieldMIME       = "mime"
+	FieldType       = "type"
+	FieldModified   = "modified"
+	FieldCollection = "collection"
+	FieldLang       = "lang"
+	FieldRank       = "rank"
+)
+
+// textAnalyzer is the analyzer of the text fields: Unicode word boundaries
+// (UAX #29) and lower case, no stop words and no stemming, so that phrases
+// and words in any language match as written (see docs/decisions.md).
+const textAnalyzer = "trawl_text"
+
+// summaryBytes caps the stored summary shown when no snippet matches.
+const summaryBytes = 300
+
+// ErrClosed is returned by an Index after Close.
+var ErrClosed = errors.New("index: closed")
+
+// ErrNoIndex is returned by Open when the directory holds no index and
+// Options.Create is false.
+var ErrNoIndex = errors.New("index: no index")
+
+// Doc is one document as the index sees it.
+type Doc struct {
+	URL        string
+	Collection string
+	Title      string
+	// Body is the extracted text.
+	Body string
+	// Description, if set, is the summary shown when no snippet matches
+	// (else the start of Body).
+	Description string
+	// Anchor is the anchor text of links pointing to the document.
+	Anchor   string
+	MIME     string
+	Modified time.Time
+	Language string
+	// Rank is a static rank (link analysis); scores are multiplied by
+	// 1+Rank. Zero by default.
+	Rank float64
+}
+
+// Op is one operation for Apply: an add or update (Remove false) replaces the
+// document with the same collection and URL; a remove deletes it.
+type Op struct {
+	Remove bool
+	// Version orders the operations on one document: an op whose version
+	// is not greater than the last one applied to that document is
+	// skipped. Versions must be positive.
+	Version uint64
+	// Doc is the document; a remove uses only Collection and URL.
+	Doc Doc
+}
+
+// ApplyResult says what Apply did.
+type ApplyResult struct {
+	// Applied counts the ops that changed the index; Skipped those whose
+	// version was not newer than the document's (a resend, or stale).
+	Applied, Skipped int
+}
+
+// Options configure Open.
+type Options struct {
+	// Create makes a new index when dir holds none.
+	Create bool
+	// ReadOnly opens the index for searching only.
+	ReadOnly bool
+	// LockTimeout bounds the wait for another process's lock on the index
+	// (default 2s).
+	LockTimeout time.Duration
+	// RerankWindow is how many of the best hits by text score are re-sorted
+	// by score*(1+rank) (default 100).
+	RerankWindow int
+}
+
+// Index is an open full-text index. Its methods are safe for concurrent use.
+type Index struct {
+	b      bleve.Index
+	opts   Options
+	dir    string
+	mu     sync.Mutex // serializes Apply's version check and batch
+	closed bool
+}
+
+// Open opens the index in dir, creating it when opts.Create is set.
+func Open(dir string, opts Options) (*Index, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = 2 * time.Second
+	}
+	if opts.RerankWindow <= 0 {
+		opts.RerankWindow = 100
+	}
+	cfg := map[string]interface{}{"bolt_timeout": opts.LockTimeout.String()}
+	if opts.ReadOnly {
+		cfg["read_only"] = true
+	}
+	var (
+		b   bleve.Index
+		err error
+	)
+	if _, statErr := os.Stat(filepath.Join(dir, "index_meta.json")); statErr == nil {
+		b, err = bleve.OpenUsing(dir, cfg)
+	} else if !errors.Is(statErr, os.ErrNotExist) {
+		return nil, fmt.Errorf("index: %w", statErr)
+	} else if !opts.Create || opts.ReadOnly {
+		return nil, fmt.Errorf("%w in %s", ErrNoIndex, dir)
+	} else {
+		var m *mapping.IndexMappingImpl
+		m, err = newMapping()
+		if err != nil {
+			return nil, err
+		}
+		b, err = bleve.NewUsing(dir, m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, cfg)
+	}
+	if err != nil {
+		if strings.Contains(err.Error(), "timeout") {
+			return nil, fmt.Errorf("index: %s is in use by another process (use its search API): %w", dir, err)
+		}
+		return nil, fmt.Errorf("index: open %s: %w", dir, err)
+	}
+	return &Index{b: b, opts: opts, dir: dir}, nil
+}
+
+func newMapping() (*mapping.IndexMappingImpl, error) {
+	im := bleve.NewIndexMapping()
+	if err := im.AddCustomAnalyzer(textAnalyzer, map[string]interface{}{
+		"type":          custom.Name,
+		"tokenizer":     unicode.Name,
+		"token_filters": []string{lowercase.Name},
+	}); err != nil {
+		return nil, fmt.Errorf("index: mapping: %w", err)
+	}
+	text := func(store bool) *mapping.FieldMapping {
+		f := bleve.NewTextFieldMapping()
+		f.Analyzer = textAnalyzer
+		f.Store = store
+		f.IncludeTermVectors = store // highlighting needs locations
+		f.IncludeInAll = false
+		return f
+	}
+	kw := func(store bool) *mapping.FieldMapping {
+		f := bleve.NewKeywordFieldMapping()
+		f.Analyzer = keyword.Name
+		f.Store = store
+		f.IncludeInAll = false
+		f.IncludeTermVectors = false
+		return f
+	}
+	dm := bleve.NewDocumentStaticMapping()
+	dm.AddFieldMappingsAt(FieldURL, kw(true))
+	dm.AddFieldMappingsAt(FieldSite, kw(true))
+	dm.AddFieldMappingsAt(FieldDomains, kw(false))
+	dm.AddFieldMappingsAt(FieldTitle, text(true))
+	dm.AddFieldMappingsAt(FieldBody, text(true))
+	dm.AddFieldMappingsAt(FieldAnchor, text(false))
+	summary := bleve.NewTextFieldMapping()
+	summary.Index = false
+	summary.Store = true
+	summary.IncludeInAll = false
+	summary.IncludeTermVectors = false
+	summary.DocValues = false
+	dm.AddFieldMappingsAt(FieldSummary, summary)
+	dm.AddFieldMappingsAt(FieldMIME, kw(true))
+	dm.AddFieldMappingsAt(FieldType, kw(true))
+	modified := bleve.NewDateTimeFieldMapping()
+	modified.IncludeInAll = false
+	dm.AddFieldMappingsAt(FieldModified, modified)
+	dm.AddFieldMappingsAt(FieldCollection, kw(true))
+	dm.AddFieldMappingsAt(FieldLang, kw(true))
+	rank := bleve.NewNumericFieldMapping()
+	rank.IncludeInAll = false
+	dm.AddFieldMappingsAt(FieldRank, rank)
+	im.DefaultMapping = dm
+	im.DefaultAnalyzer = textAnalyzer
+	im.StoreDynamic = false
+	im.IndexDynamic = false
+	im.DocValuesDynamic = false
+	return im, nil
+}
+
+// Close closes the index.
+func (ix *Index) Close() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.closed {
+		return nil
+	}
+	ix.closed = true
+	if err := ix.b.Close(); err != nil {
+		return fmt.Errorf("index: close: %w", err)
+	}
+	return nil
+}
+
+// DocID is the bleve document identifier of a URL in a collection.
+func DocID(collection, rawURL string) string {
+	return collection + "\x1f" + rawURL
+}
+
+func versionKey(id string) []byte { return append([]byte("v\x00"), id...) }
+
+// Apply applies ops in order, idempotently (see Op.Version), and returns
+// once the changes are persisted. If it fails, none or some of the ops may
+// have been applied; applying them again is safe.
+func (ix *Index) Apply(ctx context.Context, ops []Op) (ApplyResult, error) {
+	var res ApplyResult
+	ix.mu.Lock()
+	if ix.closed {
+		ix.mu.Unlock()
+		return res, ErrClosed
+	}
+	r, err := ix.b.Advanced()
+	if err != nil {
+		ix.mu.Unlock()
+		return res, fmt.Errorf("index: %w", err)
+	}
+	reader, err := r.Reader()
+	if err != nil {
+		ix.mu.Unlock()
+		return res, fmt.Errorf("index: reader: %w", err)
+	}
+	// The last op per document wins when its version is the highest.
+	type pending struct {
+		op  Op
+		ver uint64
+	}
+	latest := make(map[string]*pending, len(ops))
+	order := make([]string, 0, len(ops))
+	for _, op := range ops {
+		if op.Version == 0 {
+			_ = reader.Close()
+			ix.mu.Unlock()
+			return res, fmt.Errorf("index: op for %q has version 0", op.Doc.URL)
+		}
+		if op.Doc.URL == "" {
+			_ = reader.Close()
+			ix.mu.Unlock()
+			return res, errors.New("index: op without URL")
+		}
+		id := DocID(op.Doc.Collection, op.Doc.URL)
+		p, ok := latest[id]
+		if !ok {
+			raw, err := reader.GetInternal(versionKey(id))
+			if err != nil {
+				_ = reader.Close()
+				ix.mu.Unlock()
+				return res, fmt.Errorf("index: version of %q: %w", op.Doc.URL, err)
+			}
+			var stored uint64
+			if len(raw) == 8 {
+				stored = binary.BigEndian.Uint64(raw)
+			}
+			p = &pending{ver: stored}
+			latest[id] = p
+			order = append(order, id)
+		}
+		if op.Version <= p.ver {
+			res.Skipped++
+			continue
+		}
+		if p.op.Version != 0 {
+			res.Skipped++ // superseded inside this batch
+		}
+		p.op, p.ver = op, op.Version
+	}
+	_ = reader.Close()
+	batch := ix.b.NewBatch()
+	for _, id := range order {
+		p := latest[id]
+		if p.op.Version == 0 {
+			continue
+		}
+		res.Applied++
+		if p.op.Remove {
+			batch.Delete(id)
+		} else if err := batch.Index(id, fields(p.op.Doc)); err != nil {
+			ix.mu.Unlock()
+			return ApplyResult{}, fmt.Errorf("index: %q: %w", p.op.Doc.URL, err)
+		}
+		var v [8]byte
+		binary.BigEndian.PutUint64(v[:], p.op.Version)
+		batch.SetInternal(versionKey(id), v[:])
+	}
+	if batch.Size() == 0 {
+		ix.mu.Unlock()
+		return res, nil
+	}
+	persisted := make(chan error, 1)
+	batch.SetPersistedCallback(func(err error) {
+		select {
+		case persisted <- err:
+		default:
+		}
+	})
+	err = ix.b.Batch(batch)
+	ix.mu.Unlock()
+	if err != nil {
+		return ApplyResult{}, fmt.Errorf("index: batch: %w", err)
+	}
+	select {
+	case err := <-persisted:
+		if err != nil {
+			return ApplyResult{}, fmt.Errorf("index: persist: %w", err)
+		}
+	case <-ctx.Done():
+		return ApplyResult{}, fmt.Errorf("index: waiting for persistence: %w", ctx.Err())
+	}
+	return res, nil
+}
+
+// fields is the bleve document of d.
+func fields(d Doc) map[string]interface{} {
+	site := Site(d.URL)
+	summary := d.Description
+	if summary == "" {
+		summary = d.Body
+	}
+	m := map[string]interface{}{
+		FieldURL:        d.URL,
+		FieldSite:       site,
+		FieldDomains:    Domains(site),
+		FieldTitle:      d.Title,
+		FieldBody:       d.Body,
+		FieldAnchor:     d.Anchor,
+		FieldSummary:    truncate(summary, summaryBytes),
+		FieldMIME:       NormalizeMIME(d.MIME),
+		FieldType:       TypeOf(d.MIME),
+		FieldCollection: d.Collection,
+		FieldLang:       strings.ToLower(d.Language),
+		FieldRank:       d.Rank,
+	}
+	if !d.Modified.IsZero() {
+		m[FieldModified] = d.Modified.UTC()
+	}
+	return m
+}
+
+// truncate cuts s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// Site is the lower-case host name of rawURL without port or trailing dot,
+// or "" when rawURL has none.
+func Site(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+}
+
+// Domains returns host and each of its parent domains: a.b.example.com gives
+// a.b.example.com, b.example.com, example.com and com. An IP address gives
+// itself only.
+func Domains(host string) []string {
+	if host == "" {
+		return nil
+	}
+	if strings.Contains(host, ":") || isIPv4(host) {
+		return []string{host}
+	}
+	var out []string
+	for s := host; s != ""; {
+		out = append(out, s)
+		i := strings.IndexByte(s, '.')
+		if i < 0 {
+			break
+		}
+		s = s[i+1:]
+	}
+	return out
+}
+
+func isIPv4(h string) bool {
+	for _, c := range h {
+		if (c < '0' || c > '9') && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// NormalizeMIME lower-cases a MIME type and drops its parameters.
+func NormalizeMIME(m string) string {
+	if i := strings.IndexByte(m, ';'); i >= 0 {
+		m = m[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(m))
+}
+
+// TypeOf returns the family of a MIME type, as type: filters name it: html,
+// pdf, text, office, xml or other.
+func TypeOf(mime string) string {
+	m := NormalizeMIME(mime)
+	switch {
+	case m == "text/html" || m == "application/xhtml+xml" || m == "text/vnd.wap.wml":
+		return "html"
+	case m == "application/pdf" || m == "application/x-pdf":
+		return "pdf"
+	case strings.HasPrefix(m, "application/vnd.openxmlformats-officedocument.") ||
+		strings.HasPrefix(m, "application/vnd.ms-") || m == "application/msword" ||
+		strings.HasPrefix(m, "application/vnd.oasis.opendocument."):
+		return "office"
+	case m == "text/xml" || m == "application/xml" || strings.HasSuffix(m, "+xml"):
+		return "xml"
+	case strings.HasPrefix(m, "text/"):
+		return "text"
+	}
+	return "other"
+}
+
+// Count returns the number of documents in the index.
+func (ix *Index) Count() (uint64, error) {
+	n, err := ix.b.DocCount()
+	if err != nil {
+		return 0, fmt.Errorf("index: count: %w", err)
+	}
+	return n, nil
+}
+
+// Stored is a document as stored in the index.
+type Stored struct {
+	URL, Collection, Title, Body, MIME, Type, Site, Language string
+	Modified                                                 time.Time
+	Rank                                                     float64
+	// Version is the last version applied to the document (also after a
+	// remove, when Found is false).
+	Version uint64
+	Found   bool
+}
+
+// Lookup returns the stored document for a URL in a collection.
+func (ix *Index) Lookup(ctx context.Context, collection, rawURL string) (Stored, error) {
+	id := DocID(collection, rawURL)
+	var st Stored
+	raw, err := ix.b.GetInternal(versionKey(id))
+	if err != nil {
+		return st, fmt.Errorf("index: lookup: %w", err)
+	}
+	if len(raw) == 8 {
+		st.Version = binary.BigEndian.Uint64(raw)
+	}
+	req := bleve.NewSearchRequest(query.NewDocIDQuery([]string{id}))
+	req.Fields = []string{"*"}
+	res, err := ix.b.SearchInContext(ctx, req)
+	if err != nil {
+		return st, fmt.Errorf("index: lookup: %w", err)
+	}
+	if len(res.Hits) == 0 {
+		return st, nil
+	}
+	f := res.Hits[0].Fields
+	st.Found = true
+	st.URL, st.Collection, st.Title = str(f[FieldURL]), str(f[FieldCollection]), str(f[FieldTitle])
+	st.Body, st.MIME, st.Type = str(f[FieldBody]), str(f[FieldMIME]), str(f[FieldType])
+	st.Site, st.Language = str(f[FieldSite]), str(f[FieldLang])
+	st.Modified = date(f[FieldModified])
+	st.Rank = num(f[FieldRank])
+	return st, nil
+}
+
+func str(v interface{}) string {
+	s, _ := v.(string)
+	return s
+}
+
+func num(v interface{}) float64 {
+	f, _ := v.(float64)
+	return f
+}
+
+func date(v interface{}) time.Time {
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
