@@ -9,6 +9,8 @@ export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
 
 need=()
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+# The search page is checked in a real headless browser.
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "test.sh: installing ${need[*]}" >&2
 	if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi

@@ -94,8 +94,8 @@ func WriteCrawlXML(w io.Writer, c Crawl, opt XMLOptions) error {
 	attrib(ind, "max_doc", "integer", strconv.Itoa(c.MaxDoc))
 	if c.CutOff > 0 {
 		attrib(ind, "cut_off", "integer", strconv.FormatInt(c.CutOff, 10))
+		attrib(ind, "truncate", "boolean", yn(c.Truncate))
 	}
-	attrib(ind, "truncate", "boolean", yn(c.Truncate))
 	attrib(ind, "sort_query_params", "boolean", yn(c.SortQueryParams))
 	attrib(ind, "refresh_mode", "string", "scratch")
 	list(ind, "exclude_exts", c.ExcludeExts)

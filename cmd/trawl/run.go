@@ -1,0 +1,444 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/dupserver"
+	"github.com/trawl/trawl/internal/multinode"
+	"github.com/trawl/trawl/internal/nodesched"
+	"github.com/trawl/trawl/internal/webfarm"
+)
+
+func init() {
+	register(&command{name: "run", summary: "crawl: every role in one process (the main job)", run: runRun})
+}
+
+const runSummary = `Crawl what the configuration says. trawl run starts the multinode scheduler, one node
+scheduler and a duplicate server in this process; they talk MS-FSCMT to each other over
+in-memory connections, the same code path as a multi-machine crawl. State lives under --data:
+a restart with the same --data continues where the last run stopped (also after kill -9).
+
+With --demo (or without --config) trawl starts its built-in synthetic web on 127.x.y.z
+addresses and crawls it, so it works without internet; the summary compares what was
+fetched with what a correct crawl must fetch.
+
+With --once trawl exits when the crawl has nothing left to do (the first refresh cycle
+is complete) and prints a summary; otherwise it keeps refreshing until SIGINT/SIGTERM,
+which stop it cleanly.`
+
+// runOptions are trawl run's flags.
+type runOptions struct {
+	configs    repeated
+	data       string
+	hostsFile  string
+	once       bool
+	demo       bool
+	demoHosts  int
+	demoPages  int
+	demoSeed   int64
+	nodeID     string
+	workers    int
+	basePort   int
+	logLevel   string
+	progress   string
+	idleSettle time.Duration
+}
+
+func runRun(ctx context.Context, env *cmdEnv, args []string) error {
+	var o runOptions
+	fs := newFlagSet(env, "run", "run [--config FILE] [--demo] [--data DIR] [--hosts-file F] [--once]", runSummary)
+	fs.Var(&o.configs, "config", "MS-FSCCFG crawl configuration file (repeatable)")
+	fs.StringVar(&o.data, "data", "./data", "directory of all crawl state")
+	fs.StringVar(&o.hostsFile, "hosts-file", "", "resolve host names from this /etc/hosts-format file (then the system resolver)")
+	fs.BoolVar(&o.once, "once", false, "exit when the first refresh cycle is complete, with a summary")
+	fs.BoolVar(&o.demo, "demo", false, "crawl the built-in synthetic web (implies --once)")
+	fs.IntVar(&o.demoHosts, "demo-hosts", 10, "with --demo: number of synthetic sites")
+	fs.IntVar(&o.demoPages, "demo-pages", 100, "with --demo: pages per site")
+	fs.Int64Var(&o.demoSeed, "demo-seed", 1, "with --demo: seed of the synthetic web")
+	fs.StringVar(&o.nodeID, "node-id", "node1", "identifier of the node scheduler")
+	fs.IntVar(&o.workers, "workers", 64, "concurrent fetches")
+	fs.IntVar(&o.basePort, "base-port", 13000, "base port (the admin interface is base+0)")
+	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	fs.StringVar(&o.progress, "progress", "auto", "live progress line: auto (on a terminal), on, off")
+	fs.DurationVar(&o.idleSettle, "idle-settle", 1500*time.Millisecond, "with --once: how long the crawl must stay idle to count as complete")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.stderr, "trawl run: unexpected argument %q\n", fs.Arg(0))
+		return errUsage
+	}
+	if len(o.configs) == 0 {
+		o.demo = true
+	}
+	if o.demo {
+		if len(o.configs) > 0 {
+			fmt.Fprintln(env.stderr, "trawl run: --demo and --config exclude each other")
+			return errUsage
+		}
+		o.once = true
+	}
+	log, err := newLogger(env.stderr, o.logLevel)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "trawl run: %v\n", err)
+		return errUsage
+	}
+	if err := os.MkdirAll(o.data, 0o755); err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var farm *webfarm.Farm
+	var expect []string
+	if o.demo {
+		farm, expect, err = startDemo(ctx, env, &o)
+		if err != nil {
+			return err
+		}
+		defer farm.Close()
+	}
+
+	var cols []*config.Collection
+	var specs []*multinode.CollectionSpec
+	for _, path := range o.configs {
+		cfg, err := config.ParseFile(path, nil)
+		if err != nil {
+			var el config.ErrorList
+			if errors.As(err, &el) {
+				for _, e := range el {
+					fmt.Fprintln(env.stderr, e.Error())
+				}
+				return exitError{1}
+			}
+			return err
+		}
+		for _, w := range cfg.Warnings {
+			if !w.NotHonoured {
+				fmt.Fprintln(env.stderr, "warning: "+w.Error())
+			}
+		}
+		for _, col := range cfg.Collections {
+			spec, err := multinode.NewCollectionSpec(col, nil)
+			if err != nil {
+				return err
+			}
+			cols = append(cols, col)
+			specs = append(specs, spec)
+		}
+	}
+	if len(cols) == 0 {
+		return errors.New("the configuration holds no collection")
+	}
+
+	_, statErr := os.Stat(filepath.Join(o.data, "node"))
+	resumed := statErr == nil
+	e := newEngine(&o, specs, log)
+	start := time.Now()
+	errc := make(chan error, 1)
+	go func() { errc <- e.run(ctx) }()
+
+	showProgress := o.progress == "on" || (o.progress == "auto" && isTerminal(env.stderr))
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	var idleSince time.Time
+	var runErr error
+	stopped := false
+loop:
+	for {
+		select {
+		case runErr = <-errc:
+			stopped = true
+			break loop
+		case <-ctx.Done():
+			break loop
+		case now := <-tick.C:
+			if showProgress {
+				fmt.Fprintf(env.stderr, "\r\033[K%s", e.progressLine(now.Sub(start)))
+			}
+			if o.once {
+				if e.idle(ctx) {
+					if idleSince.IsZero() {
+						idleSince = now
+					} else if now.Sub(idleSince) >= o.idleSettle {
+						break loop
+					}
+				} else {
+					idleSince = time.Time{}
+				}
+			}
+		}
+	}
+	if showProgress {
+		fmt.Fprint(env.stderr, "\r\033[K")
+	}
+	cancel()
+	if !stopped {
+		runErr = <-errc
+	}
+	elapsed := time.Since(start)
+	e.printSummary(env.stdout, elapsed, farm, expect)
+	if resumed {
+		fmt.Fprintf(env.stdout, "  %-22s this run continued the crawl state in %s; the counts above are this run's only\n", "resumed", o.data)
+	}
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return runErr
+	}
+	return nil
+}
+
+// startDemo starts the synthetic web in this process and writes its hosts
+// file and crawl configuration under the data directory.
+func startDemo(ctx context.Context, env *cmdEnv, o *runOptions) (*webfarm.Farm, []string, error) {
+	dir := filepath.Join(o.data, "demo")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	// The synthetic web keeps its port for a data directory, so that a
+	// second run (after a stop or a crash) continues the same crawl.
+	portFile := filepath.Join(dir, "port")
+	fc := webfarm.DefaultConfig(o.demoSeed, o.demoHosts, o.demoPages)
+	fc.Port = 0 // a port free on every address, unless one is recorded
+	if b, err := os.ReadFile(portFile); err == nil {
+		fmt.Sscan(string(b), &fc.Port)
+	}
+	farm, err := webfarm.New(fc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := farm.Start(ctx); err != nil {
+		return nil, nil, fmt.Errorf("starting the synthetic web on port %d (recorded in %s; delete it to pick another): %w", fc.Port, portFile, err)
+	}
+	if err := os.WriteFile(portFile, []byte(fmt.Sprintln(farm.Port())), 0o644); err != nil {
+		farm.Close()
+		return nil, nil, err
+	}
+	crawl := farm.DefaultCrawl()
+	expect, err := farm.Expect(crawl)
+	if err != nil {
+		farm.Close()
+		return nil, nil, err
+	}
+	o.hostsFile = filepath.Join(dir, "hosts")
+	if err := os.WriteFile(o.hostsFile, farm.HostsFile(), 0o644); err != nil {
+		farm.Close()
+		return nil, nil, err
+	}
+	var x bytes.Buffer
+	if err := webfarm.WriteCrawlXML(&x, crawl, webfarm.XMLOptions{Collection: "demo", FetchTimeout: 10}); err != nil {
+		farm.Close()
+		return nil, nil, err
+	}
+	cfgPath := filepath.Join(dir, "crawl.xml")
+	if err := os.WriteFile(cfgPath, x.Bytes(), 0o644); err != nil {
+		farm.Close()
+		return nil, nil, err
+	}
+	o.configs = repeated{cfgPath}
+	fmt.Fprintf(env.stderr, "trawl run: crawling the synthetic web: %d sites, %d pages each, port %d (config %s)\n",
+		o.demoHosts, o.demoPages, farm.Port(), cfgPath)
+	return farm, expect, nil
+}
+
+// engine is the three roles of a single-machine crawl wired together.
+type engine struct {
+	mns *multinode.Server
+	ds  *dupserver.Server
+	ns  *nodesched.Driver
+	log *slog.Logger
+}
+
+func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logger) *engine {
+	e := &engine{log: log}
+	e.mns = &multinode.Server{
+		Data:          filepath.Join(o.data, "multinode"),
+		HostsFile:     o.hostsFile,
+		HostsFallback: true,
+		Logger:        log.With("role", "multinode"),
+		Collections:   specs,
+	}
+	e.ds = &dupserver.Server{
+		Data:   filepath.Join(o.data, "dupserver"),
+		NodeID: "dupserver1",
+		Logger: log.With("role", "dupserver"),
+	}
+	host, _ := os.Hostname()
+	e.ns = nodesched.New(nodesched.Config{
+		NodeID:    o.nodeID,
+		AdminHost: host,
+		AdminPort: int32(o.basePort),
+		DataDir:   filepath.Join(o.data, "node"),
+		MNS:       e.pipeTo("multinode", e.mns.Attach),
+		DS:        []nodesched.DialFunc{e.pipeTo("dupserver", e.ds.Serve)},
+		Workers:   o.workers,
+		Logger:    log.With("role", "nodesched"),
+	})
+	return e
+}
+
+// pipeTo returns a dialer that connects the node scheduler to a role in
+// this process over an in-memory MS-FSCMT connection; serve takes the far
+// end (multinode Attach, dupserver Serve).
+func (e *engine) pipeTo(name string, serve func(context.Context, *cmt.Conn) error) nodesched.DialFunc {
+	return func(ctx context.Context) (*cmt.Conn, error) {
+		near, far := cmt.Pipe(cmt.ConnConfig{Name: name, Logger: e.log}, cmt.ConnConfig{Name: "nodesched", Logger: e.log})
+		go func() {
+			if err := serve(ctx, far); err != nil && ctx.Err() == nil {
+				e.log.Warn("in-process connection ended", "peer", name, "err", err)
+			}
+		}()
+		return near, nil
+	}
+}
+
+// run runs the three roles until ctx ends or one fails.
+func (e *engine) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i, r := range []func(context.Context) error{e.mns.Run, e.ds.Run, e.ns.Run} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r(ctx); err != nil && ctx.Err() == nil {
+				errs[i] = err
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// idle reports whether nothing is queued anywhere: the node scheduler has no
+// work and the multinode scheduler holds no entry to forward.
+func (e *engine) idle(ctx context.Context) bool {
+	if !e.ns.Idle() {
+		return false
+	}
+	qctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	infos, err := e.mns.CollectionInfos(qctx)
+	if err != nil {
+		return false
+	}
+	for _, c := range infos {
+		if c.Queued > 0 || c.Waiting > 0 || c.Rebuilding {
+			return false
+		}
+	}
+	return true
+}
+
+// totals sums the node scheduler's counters over its collections.
+func (e *engine) totals() nodesched.Counters {
+	t := nodesched.Counters{}
+	for _, c := range e.ns.Stats() {
+		for k, v := range c {
+			t[k] += v
+		}
+	}
+	return t
+}
+
+func (e *engine) progressLine(elapsed time.Duration) string {
+	t := e.totals()
+	secs := elapsed.Seconds()
+	rate := 0.0
+	if secs > 0 {
+		rate = float64(t["fetched"]) / secs
+	}
+	return fmt.Sprintf("%6.1fs  fetched %d  (%.0f pages/s)  queued %d  in flight %d  active sites %d  errors %d",
+		secs, t["fetched"], rate, t["queued"], t["in_flight"], t["active_sites"], errorCount(t))
+}
+
+func errorCount(t nodesched.Counters) int64 {
+	var n int64
+	for k, v := range t {
+		if strings.HasPrefix(k, "errors_") {
+			n += v
+		}
+	}
+	return n
+}
+
+func (e *engine) printSummary(w io.Writer, elapsed time.Duration, farm *webfarm.Farm, expect []string) {
+	t := e.totals()
+	rate := 0.0
+	if s := elapsed.Seconds(); s > 0 {
+		rate = float64(t["fetched"]) / s
+	}
+	fmt.Fprintf(w, "crawl summary (%.1fs, %.0f pages/s)\n", elapsed.Seconds(), rate)
+	rows := []struct{ name, key string }{
+		{"requests answered", "fetched"}, {"documents stored", "stored"}, {"modified", "modified"},
+		{"unchanged", "unchanged"}, {"duplicates", "duplicates"}, {"redirects", "redirects"},
+		{"robots.txt fetched", "robots_fetched"}, {"denied by robots.txt", "robots_denied"},
+		{"excluded by rules", "excluded"}, {"deleted", "deleted"}, {"bytes received", "bytes"},
+	}
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %-22s %d\n", r.name, t[r.key])
+	}
+	var codes, errs []string
+	for k, v := range t {
+		switch {
+		case strings.HasPrefix(k, "http_"):
+			codes = append(codes, fmt.Sprintf("%s:%d", strings.TrimPrefix(k, "http_"), v))
+		case strings.HasPrefix(k, "errors_"):
+			errs = append(errs, fmt.Sprintf("%s:%d", strings.TrimPrefix(k, "errors_"), v))
+		}
+	}
+	sort.Strings(codes)
+	sort.Strings(errs)
+	if len(codes) > 0 {
+		fmt.Fprintf(w, "  %-22s %s\n", "HTTP status", strings.Join(codes, " "))
+	}
+	if len(errs) > 0 {
+		fmt.Fprintf(w, "  %-22s %s\n", "fetch errors", strings.Join(errs, " "))
+	}
+	if farm != nil {
+		got := map[string]bool{}
+		for _, r := range farm.Requests() {
+			got[r.URL] = true
+		}
+		missing := 0
+		for _, u := range expect {
+			if !got[u] {
+				missing++
+			}
+		}
+		fmt.Fprintf(w, "  %-22s %d of %d expected URLs fetched (%d missing), %d distinct URLs requested\n",
+			"completeness", len(expect)-missing, len(expect), missing, len(got))
+	}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// newLogger returns a text logger on w at the named level.
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("bad --log-level %q (want debug, info, warn or error)", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})), nil
+}
