@@ -35,8 +35,13 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 
-if [ $# -eq 0 ]; then set -- -race ./...; fi
-go test "$@"
+if [ $# -eq 0 ]; then
+	go test -race ./...
+	# The 20,000-page crawl at full size (under -race it runs smaller).
+	go test -count=1 -run '^TestCrawlBig$' ./internal/nodesched
+else
+	go test "$@"
+fi
 
 if [ -n "${FUZZTIME:-}" ]; then
 	for pkg in $(go list ./...); do

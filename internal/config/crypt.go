@@ -182,7 +182,7 @@ func decodeSealed(v string) ([]byte, error) {
 	if len(s) > maxSealedLen {
 		return nil, errors.New("config: encrypted password too long")
 	}
-	b, err := base64.StdEncoding.DecodeString(s)
+	b, err := base64.StdEncoding.Strict().DecodeString(s)
 	if err != nil {
 		return nil, errors.New("config: encrypted password is not valid base64 (produce it with trawl config encrypt)")
 	}

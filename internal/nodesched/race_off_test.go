@@ -1,0 +1,5 @@
+//go:build !race
+
+package nodesched
+
+const raceEnabled = false
