@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -54,6 +56,7 @@ type runOptions struct {
 	nodeID     string
 	workers    int
 	basePort   int
+	listen     string
 	logLevel   string
 	progress   string
 	idleSettle time.Duration
@@ -72,7 +75,8 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Int64Var(&o.demoSeed, "demo-seed", 1, "with --demo: seed of the synthetic web")
 	fs.StringVar(&o.nodeID, "node-id", "node1", "identifier of the node scheduler")
 	fs.IntVar(&o.workers, "workers", 64, "concurrent fetches")
-	fs.IntVar(&o.basePort, "base-port", 13000, "base port (the admin interface is base+0)")
+	fs.IntVar(&o.basePort, "base-port", 13000, "base port: the HTTP interface (XML-RPC admin, search, status) listens on base+0")
+	fs.StringVar(&o.listen, "listen", "", "address of the HTTP interface (default 127.0.0.1:<base-port>; \"off\" disables it)")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress line: auto (on a terminal), on, off")
 	fs.DurationVar(&o.idleSettle, "idle-settle", 1500*time.Millisecond, "with --once: how long the crawl must stay idle to count as complete")
@@ -256,16 +260,31 @@ func startDemo(ctx context.Context, env *cmdEnv, o *runOptions) (*webfarm.Farm, 
 	return farm, expect, nil
 }
 
-// engine is the three roles of a single-machine crawl wired together.
+// engine is the three roles of a single-machine crawl wired together, and
+// the HTTP interface on the base port.
 type engine struct {
 	mns *multinode.Server
 	ds  *dupserver.Server
 	ns  *nodesched.Driver
 	log *slog.Logger
+
+	// listen is the HTTP interface's address ("" for none); mux holds its
+	// handlers: each feature mounts its own paths in newEngine.
+	listen string
+	mux    *http.ServeMux
+	// httpAddr is the address the HTTP interface listens on once running.
+	httpAddr chan net.Addr
 }
 
 func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logger) *engine {
-	e := &engine{log: log}
+	e := &engine{log: log, mux: http.NewServeMux(), httpAddr: make(chan net.Addr, 1)}
+	switch o.listen {
+	case "off":
+	case "":
+		e.listen = fmt.Sprintf("127.0.0.1:%d", o.basePort)
+	default:
+		e.listen = o.listen
+	}
 	e.mns = &multinode.Server{
 		Data:          filepath.Join(o.data, "multinode"),
 		HostsFile:     o.hostsFile,
@@ -307,13 +326,14 @@ func (e *engine) pipeTo(name string, serve func(context.Context, *cmt.Conn) erro
 	}
 }
 
-// run runs the three roles until ctx ends or one fails.
+// run runs the three roles and the HTTP interface until ctx ends or one
+// fails.
 func (e *engine) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	for i, r := range []func(context.Context) error{e.mns.Run, e.ds.Run, e.ns.Run} {
+	errs := make([]error, 4)
+	for i, r := range []func(context.Context) error{e.mns.Run, e.ds.Run, e.ns.Run, e.serveHTTP} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -325,6 +345,29 @@ func (e *engine) run(ctx context.Context) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// serveHTTP serves the HTTP interface (e.mux) on e.listen until ctx ends.
+func (e *engine) serveHTTP(ctx context.Context) error {
+	if e.listen == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", e.listen)
+	if err != nil {
+		return fmt.Errorf("HTTP interface: %w (choose another with --listen or --base-port, or --listen off)", err)
+	}
+	e.httpAddr <- ln.Addr()
+	srv := &http.Server{Handler: e.mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
 
 // idle reports whether nothing is queued anywhere: the node scheduler has no

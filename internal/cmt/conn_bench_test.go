@@ -3,8 +3,10 @@ package cmt
 import (
 	"context"
 	"net"
+	"os"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/trawl/trawl/internal/marshal"
 )
 
@@ -126,4 +128,56 @@ func BenchmarkDecodePPDUPAdd(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestURIFrameBody checks that the benchmark message decodes to itself
+// and, when TRAWL_CMT_BENCH_OUT names a file, writes its frame body there
+// for scripts/bench-marshal.sh, which times CPython's marshal on the same
+// bytes.
+func TestURIFrameBody(t *testing.T) {
+	msg := &UMURI{Collection: "web", Entry: benchEntry()}
+	body, err := EncodePayload(msg, PriorityNormal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeMessage(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Message(msg), got); diff != "" {
+		t.Fatalf("decoded message differs (-want +got):\n%s", diff)
+	}
+	if out := os.Getenv("TRAWL_CMT_BENCH_OUT"); out != "" {
+		if err := os.WriteFile(out, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeMessageURI measures DecodeMessage, which makes a new
+// Decoder per call, on the CMD_UM_URI frame body.
+func BenchmarkDecodeMessageURI(b *testing.B) {
+	body, _ := EncodePayload(&UMURI{Collection: "web", Entry: benchEntry()}, PriorityNormal)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := DecodeMessage(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEncodePayloadURI measures AppendPayload into a reused buffer:
+// the frame body alone, as CPython's marshal.dumps writes it.
+func BenchmarkEncodePayloadURI(b *testing.B) {
+	msg := &UMURI{Collection: "web", Entry: benchEntry()}
+	var buf []byte
+	b.ReportAllocs()
+	for range b.N {
+		var err error
+		if buf, err = AppendPayload(buf[:0], msg, PriorityNormal); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(buf)))
 }

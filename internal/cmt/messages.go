@@ -1,6 +1,7 @@
 package cmt
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -186,12 +187,14 @@ func appendValueField(dst []byte, k string, v marshal.Value) ([]byte, error) {
 
 // field readers
 
+// readString reads a string; the strings of a small message share one
+// copy of it (marshal.Reader.ReadSharedString).
 func readString(r *marshal.Reader, what string) (string, error) {
-	b, err := r.ReadBytes()
+	s, err := r.ReadSharedString()
 	if err != nil {
 		return "", fmt.Errorf("cmt: %s: %w", what, err)
 	}
-	return string(b), nil
+	return s, nil
 }
 
 func readInt(r *marshal.Reader, what string) (int64, error) {
@@ -238,7 +241,7 @@ func readChecksum(r *marshal.Reader, what string) (Checksum, error) {
 	return asChecksum(marshal.Bytes(b), what)
 }
 
-// pdShape is what the first pass of DecodeFrame saw of PKT_DATA, enough
+// pdShape is what the scan of a frame (scanFrame) saw of PKT_DATA, enough
 // to tell apart the message shapes that share a command code.
 type pdShape struct {
 	present bool
@@ -376,6 +379,9 @@ func EncodePayload(m Message, p Priority) ([]byte, error) { return AppendPayload
 type Decoder struct {
 	r   *marshal.Reader
 	lim marshal.Limits
+	// noGuess turns off the one-pass decoding of a guessed command
+	// (Decode), for the tests that compare both ways.
+	noGuess bool
 }
 
 // NewDecoder returns a Decoder that decodes within lim (zero fields take
@@ -387,7 +393,8 @@ func NewDecoder(lim marshal.Limits) *Decoder {
 // DecodeFrame decodes a frame body (as FrameReader.ReadFrame returns it)
 // with default limits. See Decoder.Decode.
 func DecodeFrame(payload []byte) (Frame, error) {
-	return NewDecoder(marshal.Limits{}).Decode(payload)
+	var d Decoder
+	return d.Decode(payload)
 }
 
 // DecodeMessage decodes a frame body and returns its message, dropping the
@@ -401,16 +408,37 @@ func DecodeMessage(payload []byte) (Message, error) {
 // nothing after it. A well-formed message with a command code the spec
 // does not define gives an *UnknownCommandError; every other failure
 // wraps ErrMalformed. Keys a message does not use are ignored; keys it
-// needs must be present. The message does not alias payload.
+// needs must be present. The message does not alias payload; the strings
+// of a message of up to marshal.SharedStringMax bytes share one copy of
+// it (one allocation, not one per string).
+//
+// The command decides the type of the message and so how to read the
+// other keys, but it may come after them: trawl and CPython 2 both write
+// PKT_CMD after PKT_DATA. So Decode first guesses the command from the
+// end of the frame, where PKT_CMD is when it is the last key (the usual
+// case, and always for the crawl queue entry traffic), and fills the
+// message in one pass, checking that the command read is the one
+// guessed. Without a guess, or when the guess was wrong or the pass
+// failed, it goes over the dictionary once with Skip to find the command
+// (and the shape of PKT_DATA, for the commands with two shapes), returns
+// to the start of the dictionary (marshal.Reader.Seek) and fills the
+// message; the errors are then those of the careful reading.
 func (d *Decoder) Decode(payload []byte) (Frame, error) {
-	var f Frame
-	// First pass: check the structure, find the command, the priority and
-	// the shape of PKT_DATA.
 	if d.r == nil {
 		d.r = marshal.NewReader(nil, d.lim)
 	}
 	r := d.r
 	r.Reset(payload)
+	begin := r.Mark()
+	if cmd, ok := tailCommand(payload); ok && !d.noGuess && !shapeDependent(cmd) {
+		if m := newMessage(cmd, pdShape{}); m != nil {
+			if f, ok := d.speculate(m, cmd); ok {
+				return f, nil
+			}
+			r.Seek(begin)
+		}
+	}
+	var f Frame
 	cmd, pd, prio, err := scanFrame(r)
 	if err != nil {
 		return f, err
@@ -428,19 +456,54 @@ func (d *Decoder) Decode(payload []byte) (Frame, error) {
 		}
 		return f, &UnknownCommandError{Code: cmd, Priority: prio, Dict: dict}
 	}
-	// Second pass: fill the message.
-	r.Reset(payload)
+	// scanFrame checked the tuple and the dict: fill the message.
+	r.Seek(begin)
 	if _, err := r.ReadTupleHeader(); err != nil {
 		return f, malformed("%v", err)
 	}
 	if err := r.ReadDictStart(); err != nil {
 		return f, malformed("%v", err)
 	}
+	if _, err := fillMessage(r, m, cmd, false); err != nil {
+		return f, err
+	}
+	f.Message = m
+	return f, nil
+}
+
+// speculate decodes the frame in r as message m of command cmd, in one
+// pass, and reports whether it was that: a valid frame whose (last)
+// PKT_CMD is cmd. When it is not, r is somewhere in the frame.
+func (d *Decoder) speculate(m Message, cmd Command) (Frame, bool) {
+	r := d.r
+	if n, err := r.ReadTupleHeader(); err != nil || n != 2 {
+		return Frame{}, false
+	}
+	if err := r.ReadDictStart(); err != nil {
+		return Frame{}, false
+	}
+	got, err := fillMessage(r, m, cmd, true)
+	if err != nil || got != int64(cmd) {
+		return Frame{}, false
+	}
+	p, err := readInt(r, "priority")
+	if err != nil || (p != 0 && p != 1) || r.Remaining() != 0 {
+		return Frame{}, false
+	}
+	return Frame{Priority: Priority(p), Message: m}, true
+}
+
+// fillMessage reads the pairs of the message dictionary after its start
+// code, and its end code, into m and checks that m got the keys it needs.
+// With readCmd it also reads PKT_CMD and returns the value of the last
+// one (-1<<63 if there is none); else it skips it.
+func fillMessage(r *marshal.Reader, m Message, cmd Command, readCmd bool) (int64, error) {
 	var seen keySet
+	got := int64(math.MinInt64)
 	for {
 		more, err := r.DictNext()
 		if err != nil {
-			return f, malformed("%v", err)
+			return got, malformed("%v", err)
 		}
 		if !more {
 			break
@@ -449,32 +512,61 @@ func (d *Decoder) Decode(payload []byte) (Frame, error) {
 		if err != nil {
 			// A key of another type: not one of ours.
 			if err := skipPair(r); err != nil {
-				return f, err
+				return got, err
 			}
 			continue
 		}
 		k := lookupKey(kb)
+		if k == kCmd && readCmd {
+			if got, err = readInt(r, "PKT_CMD"); err != nil {
+				return got, malformed("%v", err)
+			}
+			continue
+		}
 		handled := false
 		if k != kNone && k != kCmd {
 			if handled, err = m.decodeField(r, k); err != nil {
-				return f, fmt.Errorf("%w: %v: %v", ErrMalformed, cmd, err)
+				return got, fmt.Errorf("%w: %v: %v", ErrMalformed, cmd, err)
 			}
 		}
 		if handled {
 			seen |= 1 << k
 		} else if err := r.Skip(); err != nil {
-			return f, malformed("%v", err)
+			return got, malformed("%v", err)
 		}
 	}
 	if missing := m.required() &^ seen; missing != 0 {
 		for k := keyID(1); k < numKeys; k++ {
 			if missing&(1<<k) != 0 {
-				return f, malformed("%v: missing key %q", cmd, keyNames[k])
+				return got, malformed("%v: missing key %q", cmd, keyNames[k])
 			}
 		}
 	}
-	f.Message = m
-	return f, nil
+	return got, nil
+}
+
+// tailCommand returns the command of a frame body whose message dictionary
+// ends with the PKT_CMD entry, as trawl and CPython 2 write it, from its
+// last 18 bytes: s or t, length 2, "cm", i and the command, the end code
+// '0', i and the priority. It is a guess: those bytes may be something
+// else that looks the same, and Decode checks it.
+func tailCommand(b []byte) (Command, bool) {
+	const n = 18
+	if len(b) < n {
+		return 0, false
+	}
+	t := b[len(b)-n:]
+	if (t[0] != 's' && t[0] != 't') || string(t[1:7]) != "\x02\x00\x00\x00"+KeyCmd ||
+		t[7] != 'i' || t[12] != '0' || t[13] != 'i' {
+		return 0, false
+	}
+	return Command(int32(binary.LittleEndian.Uint32(t[8:12]))), true
+}
+
+// shapeDependent reports whether command c names two message types that
+// the shape of PKT_DATA tells apart (newMessage).
+func shapeDependent(c Command) bool {
+	return c == CmdUMAddRoute || c == CmdUMStartCrawlIP || c == CmdUMConfState
 }
 
 func skipPair(r *marshal.Reader) error {

@@ -152,7 +152,8 @@ func readSeq(r *marshal.Reader, n int, what string) (int, error) {
 	return got, nil
 }
 
-// ReadEntry reads a crawl queue entry 9-tuple from r into e.
+// ReadEntry reads a crawl queue entry 9-tuple from r into e. Its strings
+// share one copy of a small message (see marshal.Reader.ReadSharedString).
 func ReadEntry(r *marshal.Reader, e *Entry) error {
 	const what = "crawl queue entry"
 	if _, err := readSeq(r, 9, what); err != nil {
@@ -165,10 +166,10 @@ func ReadEntry(r *marshal.Reader, e *Entry) error {
 	if string(tag) != EntryTag {
 		return fieldError(what, "tag %q, want %q", tag, EntryTag)
 	}
-	if err := readURIStructure(r, &e.URI, nil); err != nil {
+	if err := readURIStructure(r, &e.URI); err != nil {
 		return err
 	}
-	if err := readURIStructure(r, &e.Referrer, &e.URI); err != nil {
+	if err := readURIStructure(r, &e.Referrer); err != nil {
 		return err
 	}
 	f, err := readUint32(r, what+" URI flags")
@@ -234,33 +235,32 @@ func ReadEntry(r *marshal.Reader, e *Entry) error {
 	}
 }
 
-// ReadURIStructure reads a URI structure 14-tuple from r into u.
+// ReadURIStructure reads a URI structure 14-tuple from r into u. Its
+// strings share one copy of a small message (see
+// marshal.Reader.ReadSharedString).
 func ReadURIStructure(r *marshal.Reader, u *URIStructure) error {
-	return readURIStructure(r, u, nil)
+	return readURIStructure(r, u)
 }
 
-// readURIStructure reads a URI structure. Strings equal to one already
-// read (the host is usually the netloc and the IDNA host, and a referrer
-// often shares its host with the URI) reuse it rather than allocate.
-func readURIStructure(r *marshal.Reader, u *URIStructure, prev *URIStructure) error {
+// readURIStructure reads a URI structure. Its strings share one copy of
+// a small message (readString), so that the usual URI costs no
+// allocation per string.
+func readURIStructure(r *marshal.Reader, u *URIStructure) error {
 	const what = "URI structure"
 	if _, err := readSeq(r, 14, what); err != nil {
 		return err
 	}
-	var near [3]string
-	if prev != nil {
-		near = [3]string{prev.Host, prev.Netloc, prev.Scheme}
-	}
-	str := func(dst *string) error {
-		b, err := r.ReadBytes()
-		if err != nil {
-			return fmt.Errorf("cmt: %s: %w", what, err)
+	// A field already "" is not written again: most fields of a URI are
+	// empty, and a store of a string into a heap struct costs a write
+	// barrier while the garbage collector marks.
+	str := func(p *string) error {
+		s, err := readString(r, what)
+		if s != "" || *p != "" {
+			*p = s
 		}
-		*dst = reuseString(b, u.Host, u.Netloc, near[0], near[1], near[2])
-		return nil
+		return err
 	}
 	for _, p := range [...]*string{&u.URI, &u.Scheme, &u.Netloc, &u.Host} {
-		*p = ""
 		if err := str(p); err != nil {
 			return err
 		}
@@ -277,44 +277,22 @@ func readURIStructure(r *marshal.Reader, u *URIStructure, prev *URIStructure) er
 			return fieldError(what+" port", "-1 is not a port")
 		}
 	}
-	for _, p := range [...]*string{&u.Path, &u.Query, &u.Params, &u.Fragment, &u.Credentials, &u.DefaultScheme, &u.HostIDNA} {
-		if p == &u.HostIDNA {
-			sf, err := readInt(r, what+" skip fragments")
-			if err != nil {
-				return err
-			}
-			u.SkipFragments = sf != 0
-			parsed, err := readInt(r, what+" parsed")
-			if err != nil {
-				return err
-			}
-			u.Parsed = parsed != 0
-		}
+	for _, p := range [...]*string{&u.Path, &u.Query, &u.Params, &u.Fragment, &u.Credentials, &u.DefaultScheme} {
 		if err := str(p); err != nil {
 			return err
 		}
 	}
-	return nil
-}
-
-// reuseString returns string(b), reusing one of the candidates or a
-// common scheme when b equals it.
-func reuseString(b []byte, cands ...string) string {
-	if len(b) == 0 {
-		return ""
+	sf, err := readInt(r, what+" skip fragments")
+	if err != nil {
+		return err
 	}
-	for _, c := range cands {
-		if c != "" && string(b) == c {
-			return c
-		}
+	u.SkipFragments = sf != 0
+	parsed, err := readInt(r, what+" parsed")
+	if err != nil {
+		return err
 	}
-	switch string(b) {
-	case "http":
-		return "http"
-	case "https":
-		return "https"
-	}
-	return string(b)
+	u.Parsed = parsed != 0
+	return str(&u.HostIDNA)
 }
 
 func readScalar(r *marshal.Reader, what string) (Scalar, error) {

@@ -64,7 +64,12 @@
 //
 // The Reader decodes a message piece by piece into the caller's own
 // structures without building Values; this is the hot path of the MS-FSCMT
-// message codecs.
+// message codecs. It can save a position and return to it (Mark, Seek),
+// and hand out the strings of a small message as substrings of one copy
+// (ReadSharedString). Decode and ReadValue take the element arrays of a
+// message's containers from shared slabs and box equal nearby strings,
+// empty values and small ints once, so a Value tree costs far fewer
+// allocations than it has values.
 //
 // # Encoding
 //

@@ -38,6 +38,16 @@ func FuzzDecode(f *testing.F) {
 		if (err == nil) != (serr == nil) || (err == nil && r.Offset() != n) {
 			t.Fatalf("DecodeLimits: %d, %v; Skip: %d, %v", n, err, r.Offset(), serr)
 		}
+		// Reading again after a Seek back gives the same value or error.
+		r2 := NewReader(data, Limits{})
+		m := r2.Mark()
+		_ = r2.Skip()
+		r2.Seek(m)
+		again, err2 := r2.ReadValue()
+		if (err == nil) != (err2 == nil) || (err != nil && err.Error() != err2.Error()) ||
+			(err == nil && (r2.Offset() != n || !Equal(v, again))) {
+			t.Fatalf("after Seek: %v, %v; first: %v, %v", again, err2, v, err)
+		}
 		// Small limits fail cleanly too.
 		_, _, _ = DecodeLimits(data, Limits{MaxDepth: 3, MaxLen: 4, MaxTotal: 5})
 		if err != nil {

@@ -22,21 +22,37 @@ import (
 // wrapping ErrType and consumes nothing, so the caller may try another
 // method. After any other error the Reader's position is unspecified.
 //
+// Mark and Seek save and restore a position, so that a caller can pass
+// over part of a message and come back to it (or read it again after an
+// error), with the interned-string table kept right.
+//
 // The Limits bound every length and count before anything is allocated.
 // MaxDepth bounds the recursion of ReadValue and Skip, counted from the
 // value they start at; headers the caller reads itself do not count, since
 // the caller's own code bounds that nesting.
 type Reader struct {
-	data     []byte
-	off      int
-	lim      Limits
-	total    int
+	data  []byte
+	off   int
+	lim   Limits
+	total int
+	// interned holds the 't' strings of the message in stream order,
+	// each with its offset, up to the furthest point read: a Seek back
+	// keeps them, and a string read again is not added again (see Seek).
 	interned []span
 	// bcopy and scopy are copies of data, made on first need, that the
 	// strings of decoded Values share: one allocation per message, not
 	// one per string.
 	bcopy []byte
 	scopy string
+	// The memory of decoded Values (alloc.go): element and pair slabs
+	// shared by the containers of one message, the pairs of the dicts
+	// being read, and the last few strings boxed.
+	vslab         []Value
+	pslab         []Pair
+	pstack        []Pair
+	chunk, pchunk int
+	recent        [recentStrings]recentString
+	nrec          int
 }
 
 // NewReader returns a Reader over data. Zero fields of lim take their
@@ -52,6 +68,36 @@ func (r *Reader) Reset(data []byte) {
 	r.bcopy, r.scopy = nil, ""
 	clear(r.interned)
 	r.interned = r.interned[:0]
+	r.resetAlloc()
+}
+
+// Mark is a position in the message a Reader reads, as Reader.Mark
+// returns it.
+type Mark struct{ off, total int }
+
+// Offset returns the byte offset of the position.
+func (m Mark) Offset() int { return m.off }
+
+// Mark returns the current position, for a later Seek.
+func (r *Reader) Mark() Mark { return Mark{r.off, r.total} }
+
+// Seek moves r to m, a position that r.Mark returned since the last Reset,
+// before or after the current one, so that a caller can read part of a
+// message again or pass over it and come back: to find a key that comes
+// after the value it decides the meaning of, say. The element count that
+// Limits.MaxTotal bounds is set back to what it was at m.
+//
+// The interned-string table of codes 't' and 'R' stays right whichever way
+// r moves: it holds every 't' string up to the furthest point read, with
+// its position, a 't' read again is not added again, and an 'R' may only
+// name a string that comes before it in the message, as in CPython.
+//
+// A Mark from another message or Reader leaves r at an arbitrary position
+// (clamped to the message), from which reads fail or succeed as the bytes
+// there say; it never makes r panic.
+func (r *Reader) Seek(m Mark) {
+	r.off = min(max(m.off, 0), len(r.data))
+	r.total = min(max(m.total, 0), len(r.data))
 }
 
 // Offset returns the number of bytes consumed so far.
@@ -369,6 +415,44 @@ func (r *Reader) ReadString() (string, error) {
 	return string(b), err
 }
 
+// ReadSharedString reads a string as ReadBytes does and returns it as a
+// Go string that does not alias the input. In a message of at most
+// SharedStringMax bytes the strings this method returns share one copy of
+// the message, made on first need: one allocation per message rather
+// than one per string, but any one of them keeps the whole copy alive. In
+// a larger message each is its own copy, as with ReadString.
+func (r *Reader) ReadSharedString() (string, error) {
+	// Fast path: a byte string (code s) of a small message.
+	if start := r.off; len(r.data) <= SharedStringMax && len(r.data)-start >= 5 && r.data[start] == 's' {
+		n := int(r.int32At(start + 1))
+		if off := start + 5; n >= 0 && n <= r.lim.MaxLen && n <= len(r.data)-off {
+			r.off = off + n
+			if n == 0 {
+				return "", nil
+			}
+			if r.scopy == "" {
+				r.scopy = string(r.data)
+			}
+			return r.scopy[off : off+n], nil
+		}
+	}
+	_, off, n, err := r.text()
+	if err != nil || n == 0 {
+		return "", err
+	}
+	if len(r.data) > SharedStringMax {
+		return string(r.data[off : off+n]), nil
+	}
+	if r.scopy == "" {
+		r.scopy = string(r.data)
+	}
+	return r.scopy[off : off+n], nil
+}
+
+// SharedStringMax is the largest message whose strings ReadSharedString
+// returns from one shared copy.
+const SharedStringMax = 4096
+
 // ReadText reads a string as ReadBytes does and also returns its type
 // code: 's' for a byte string (whatever its code, s, t or R) or 'u' for
 // unicode.
@@ -400,7 +484,11 @@ func (r *Reader) text() (code byte, off, n int, err error) {
 			}
 		} else {
 			if c == 't' {
-				r.interned = append(r.interned, span{off, n})
+				// A 't' read again after a Seek back is in the table
+				// already: the table is in stream order.
+				if k := len(r.interned); k == 0 || r.interned[k-1].off < off {
+					r.interned = append(r.interned, span{off: off, n: n})
+				}
 			}
 			c = 's'
 		}
@@ -411,8 +499,11 @@ func (r *Reader) text() (code byte, off, n int, err error) {
 			return 0, 0, 0, r.truncated(start, "string reference")
 		}
 		i := int64(r.int32At(start + 1))
-		if i < 0 || i >= int64(len(r.interned)) {
-			return 0, 0, 0, errAt(start, ErrInvalid, "string reference "+strconv.FormatInt(i, 10)+" out of range ("+strconv.Itoa(len(r.interned))+" interned strings)")
+		// Only strings before the reference count: after a Seek back
+		// the table may hold some from further on. A string's bytes
+		// start 5 bytes after its code, so at or before any later code.
+		if i < 0 || i >= int64(len(r.interned)) || r.interned[i].off > start {
+			return 0, 0, 0, errAt(start, ErrInvalid, "string reference "+strconv.FormatInt(i, 10)+" out of range ("+strconv.Itoa(r.internedBefore(start))+" interned strings)")
 		}
 		r.off = start + 5
 		sp := r.interned[i]
@@ -421,8 +512,24 @@ func (r *Reader) text() (code byte, off, n int, err error) {
 	return 0, 0, 0, r.typeError(start, "string")
 }
 
-// span locates an interned string in the input.
-type span struct{ off, n int }
+// internedBefore returns the number of interned strings before the value
+// at offset off (the bytes of an empty one end where the next value
+// starts).
+func (r *Reader) internedBefore(off int) int {
+	n := 0
+	for n < len(r.interned) && r.interned[n].off <= off {
+		n++
+	}
+	return n
+}
+
+// span locates an interned string in the input; v is its Value once
+// ReadValue has built it, shared by the references to it, as CPython
+// shares the object.
+type span struct {
+	off, n int
+	v      Value
+}
 
 // validPyUTF8 reports whether b is UTF-8 as CPython's decoder of marshal's
 // unicode accepts it: standard UTF-8, plus surrogate code points encoded
@@ -547,6 +654,8 @@ func (r *Reader) DictNext() (bool, error) {
 // and with other values from the same message: treat them as immutable,
 // as Python does.
 func (r *Reader) ReadValue() (Value, error) {
+	clear(r.pstack)
+	r.pstack = r.pstack[:0]
 	return r.value(0, false)
 }
 
@@ -596,7 +705,10 @@ func (r *Reader) value(depth int, hash bool) (Value, error) {
 		return Ellipsis{}, nil
 	case 'i', 'I':
 		v, err := r.ReadInt()
-		return Int(v), err
+		if err != nil {
+			return nil, err
+		}
+		return intValue(v), nil
 	case 'l':
 		v, b, err := r.readLong(start)
 		if err != nil {
@@ -605,7 +717,7 @@ func (r *Reader) value(depth int, hash bool) (Value, error) {
 		if b != nil {
 			return Long{b}, nil
 		}
-		return Int(v), nil
+		return intValue(v), nil
 	case 'g', 'f':
 		v, err := r.ReadFloat()
 		return Float(v), err
@@ -634,15 +746,9 @@ func (r *Reader) value(depth int, hash bool) (Value, error) {
 			return nil, err
 		}
 		if code == 'u' {
-			if r.scopy == "" {
-				r.scopy = string(r.data)
-			}
-			return Unicode(r.scopy[at : at+n]), nil
+			return r.unicodeValue(at, n), nil
 		}
-		if r.bcopy == nil {
-			r.bcopy = append([]byte(nil), r.data...)
-		}
-		return Bytes(r.bcopy[at : at+n : at+n]), nil
+		return r.bytesValue(start, at, n), nil
 	case '(', '[', '<', '>':
 		if hash && c != '(' && c != '>' {
 			return nil, unhashable(start, c)
@@ -652,7 +758,10 @@ func (r *Reader) value(depth int, hash bool) (Value, error) {
 			return nil, err
 		}
 		r.off = start + 5
-		elems := make([]Value, n)
+		if n == 0 {
+			return emptySeq(c), nil
+		}
+		elems := r.values(n)
 		for i := range elems {
 			if elems[i], err = r.value(depth, hash || c == '<' || c == '>'); err != nil {
 				return nil, err
@@ -676,7 +785,12 @@ func (r *Reader) value(depth int, hash bool) (Value, error) {
 		if err := r.enter(depth + 1); err != nil {
 			return nil, err
 		}
-		var d Dict
+		// The pairs go on a stack shared with the dicts nested in them,
+		// then into the message's pair slab once their number is known.
+		if r.pstack == nil {
+			r.pstack = make([]Pair, 0, 8)
+		}
+		base := len(r.pstack)
 		for {
 			more, err := r.DictNext()
 			if err != nil {
@@ -693,15 +807,16 @@ func (r *Reader) value(depth int, hash bool) (Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			if d == nil {
-				d = make(Dict, 0, 4)
-			}
-			d = append(d, Pair{k, v})
+			r.pstack = append(r.pstack, Pair{k, v})
 		}
-		if d == nil {
-			d = Dict{}
+		if len(r.pstack) == base {
+			return emptyDict, nil
 		}
-		return d, nil
+		d := r.pairs(len(r.pstack) - base)
+		copy(d, r.pstack[base:])
+		clear(r.pstack[base:])
+		r.pstack = r.pstack[:base]
+		return Dict(d), nil
 	case '0':
 		return nil, errAt(start, ErrInvalid, "NULL object (type code 0x30 '0') where a value is expected")
 	}
