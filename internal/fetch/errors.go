@@ -33,11 +33,13 @@ const (
 	KindRedirectLoop          // a redirect led back to a URL of the chain
 	KindRedirectRejected      // CheckRedirect refused a redirect target
 	KindCanceled              // the caller's context was canceled
+	KindProxy                 // no proxy could be reached, or one refused the request (CONNECT)
+	KindLogin                 // the HTML form login of the site failed
 )
 
 var kindNames = [...]string{"other", "bad-url", "dns", "connect-refused", "network", "timeout", "tls",
 	"protocol", "too-large", "type-not-allowed", "excluded-header", "too-many-redirects",
-	"redirect-loop", "redirect-rejected", "canceled"}
+	"redirect-loop", "redirect-rejected", "canceled", "proxy", "login"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -53,11 +55,11 @@ func (k Kind) String() string {
 // cancellation return "".
 func (k Kind) ErrorClass() string {
 	switch k {
-	case KindDNS, KindConnectRefused, KindNetwork, KindTLS, KindProtocol:
+	case KindDNS, KindConnectRefused, KindNetwork, KindTLS, KindProtocol, KindProxy:
 		return "net"
 	case KindTimeout:
 		return "ttl"
-	case KindBadURL, KindTooManyRedirects, KindRedirectLoop, KindOther:
+	case KindBadURL, KindTooManyRedirects, KindRedirectLoop, KindOther, KindLogin:
 		return "int"
 	}
 	return ""

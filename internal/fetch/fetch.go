@@ -24,7 +24,18 @@
 //     its body is read;
 //   - max_redirects redirects are followed, each hop recorded in
 //     RedirectTrail and submitted to CheckRedirect (which the crawler uses
-//     for its include/exclude rules); loops are detected.
+//     for its include/exclude rules); loops are detected;
+//   - use_cookies and cookie_timeout: Jar keeps the cookies of every hop
+//     (jar.go);
+//   - passwd: Auth answers 401 challenges with Basic, Digest (RFC 7616) or
+//     NTLM credentials chosen by URI prefix or realm (auth.go);
+//   - proxy and proxy_max_pending: Proxies spreads requests over forward
+//     proxies by load, https through CONNECT (proxy.go);
+//   - key_file/cert_file: a client certificate in TLSConfig
+//     (LoadClientCertificate);
+//   - logins: Logins performs HTML form logins with the fetcher (login.go);
+//   - ftp:// URLs are fetched with FTP (ftp_passive, ftp_acct), a directory
+//     coming back as an HTML page of links (ftp.go).
 //
 // Failures are *Error values with a Kind, which ErrorClass maps onto the
 // http_errors keys "net", "ttl" and "int". Backoff implements
@@ -109,6 +120,17 @@ type Options struct {
 	// Transport, when set, is used instead of building one from the fields
 	// above (so that fetchers with different options share connections).
 	Transport *http.Transport
+
+	// Jar, when set, stores the cookies of every response and sends them
+	// (use_cookies). Fetchers sharing a Jar share a session.
+	Jar http.CookieJar
+	// Auth, when set, answers authentication challenges (passwd).
+	Auth *Auth
+	// Proxies, when set, carries every HTTP(S) request through one of its
+	// forward proxies (proxy, proxy_max_pending).
+	Proxies *Proxies
+	// FTP configures ftp:// fetching.
+	FTP FTPOptions
 }
 
 // DefaultOptions returns the MS-FSCCFG defaults: fetch_timeout 300 s, no
@@ -174,6 +196,8 @@ type Response struct {
 	Truncated bool
 	// NotModified: the server answered 304 to a conditional request.
 	NotModified bool
+	// FTPListing: Body is an FTP directory listing rendered as HTML links.
+	FTPListing bool
 	// BytesOnWire counts the final response's body bytes as received
 	// (before decoding).
 	BytesOnWire int64
@@ -184,6 +208,10 @@ type Response struct {
 type Fetcher struct {
 	o  Options
 	tr *http.Transport
+	// ntlm carries NTLM handshakes: one connection per host, so that the
+	// negotiate and authenticate legs share the connection NTLM
+	// authenticates.
+	ntlm *http.Transport
 }
 
 // New returns a Fetcher.
@@ -200,7 +228,13 @@ func New(o Options) (*Fetcher, error) {
 	if tr == nil {
 		tr = NewTransport(o)
 	}
-	return &Fetcher{o: o, tr: tr}, nil
+	f := &Fetcher{o: o, tr: tr}
+	if o.Auth != nil && o.Auth.needsNTLM() {
+		f.ntlm = tr.Clone()
+		f.ntlm.MaxConnsPerHost = 1
+		f.ntlm.MaxIdleConnsPerHost = 1
+	}
+	return f, nil
 }
 
 // NewTransport builds the keep-alive HTTP/1.1 transport a Fetcher uses.
@@ -227,7 +261,7 @@ func NewTransport(o Options) *http.Transport {
 		tlsConf = tlsConf.Clone()
 	}
 	return &http.Transport{
-		Proxy:                  nil, // proxies are configured explicitly, never from the environment
+		Proxy:                  proxyFromContext, // proxies are configured explicitly (Options.Proxies), never from the environment
 		DialContext:            dial,
 		TLSClientConfig:        tlsConf,
 		TLSHandshakeTimeout:    30 * time.Second,
@@ -239,6 +273,7 @@ func NewTransport(o Options) *http.Transport {
 		MaxResponseHeaderBytes: 256 << 10,
 		ForceAttemptHTTP2:      false,
 		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{}, // HTTP/1.1 only
+		OnProxyConnectResponse: onProxyConnectResponse,
 	}
 }
 
@@ -249,7 +284,12 @@ func (f *Fetcher) Transport() *http.Transport { return f.tr }
 func (f *Fetcher) Options() Options { return f.o }
 
 // CloseIdle closes idle connections.
-func (f *Fetcher) CloseIdle() { f.tr.CloseIdleConnections() }
+func (f *Fetcher) CloseIdle() {
+	f.tr.CloseIdleConnections()
+	if f.ntlm != nil {
+		f.ntlm.CloseIdleConnections()
+	}
+}
 
 func isRedirect(code int) bool {
 	switch code {
@@ -272,6 +312,9 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 		defer cancel()
 	}
 	u, err := url.Parse(req.URL)
+	if err == nil && u.Scheme == "ftp" && u.Host != "" {
+		return f.fetchFTP(ctx, parent, u, req, start)
+	}
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		if err == nil {
 			err = errors.New("not an absolute http(s) URL")
@@ -287,9 +330,9 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	body := req.Body
 	seen := map[string]bool{u.String(): true}
 	for {
-		hr, err := f.roundTrip(ctx, u, method, body, req, resp)
+		hr, err := f.exchange(ctx, u, method, body, req, resp)
 		if err != nil {
-			return nil, &Error{Kind: classify(err, parent), URL: u.String(), Err: err}
+			return nil, &Error{Kind: classifyProxy(err, parent, f.o.Proxies != nil), URL: u.String(), Err: err}
 		}
 		resp.FinalURL = u.String()
 		resp.Status = hr.StatusCode
@@ -339,7 +382,7 @@ func discard(hr *http.Response) {
 	hr.Body.Close()
 }
 
-func (f *Fetcher) roundTrip(ctx context.Context, u *url.URL, method string, body []byte, req Request, resp *Response) (*http.Response, error) {
+func (f *Fetcher) roundTrip(ctx context.Context, tr http.RoundTripper, u *url.URL, method string, body []byte, req Request, resp *Response, auth string) (*http.Response, error) {
 	var dnsStart, connStart, tlsStart, sent time.Time
 	trace := &httptrace.ClientTrace{
 		DNSStart:          func(httptrace.DNSStartInfo) { dnsStart = time.Now() },
@@ -384,7 +427,21 @@ func (f *Fetcher) roundTrip(ctx context.Context, u *url.URL, method string, body
 	if req.ETag != "" {
 		h.Set("If-None-Match", req.ETag)
 	}
-	return f.tr.RoundTrip(hreq)
+	if f.o.Jar != nil && h.Get("Cookie") == "" {
+		for _, c := range f.o.Jar.Cookies(u) {
+			hreq.AddCookie(c)
+		}
+	}
+	if auth != "" {
+		h.Set("Authorization", auth)
+	}
+	hr, err := tr.RoundTrip(hreq)
+	if err == nil && f.o.Jar != nil {
+		if cs := hr.Cookies(); len(cs) > 0 {
+			f.o.Jar.SetCookies(u, cs)
+		}
+	}
+	return hr, err
 }
 
 // countingReader counts the bytes read through it.

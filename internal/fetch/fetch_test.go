@@ -715,7 +715,7 @@ func TestErrorKinds(t *testing.T) {
 		}
 	})
 	t.Run("bad url", func(t *testing.T) {
-		for _, u := range []string{"ftp://a/", "/relative", "http://", "%zz"} {
+		for _, u := range []string{"gopher://a/", "/relative", "http://", "%zz"} {
 			_, err := newFetcher(t, nil).Fetch(context.Background(), Request{URL: u})
 			if KindOf(err) != KindBadURL || KindOf(err).ErrorClass() != "int" {
 				t.Errorf("%q: err %v", u, err)

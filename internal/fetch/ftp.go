@@ -1,0 +1,269 @@
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jlaffaye/ftp"
+)
+
+// FTPOptions configure ftp:// fetching.
+type FTPOptions struct {
+	// Accounts are the ftp_acct entries: site ("host" or "host:port") to
+	// account. Sites without one are logged into anonymously.
+	Accounts map[string]FTPAccount
+	// Anonymous is the password of anonymous logins (default "trawl@").
+	Anonymous string
+	// DisableEPSV makes the client ask for PASV only (some servers
+	// answer EPSV wrongly behind NAT).
+	DisableEPSV bool
+}
+
+// FTPAccount is one ftp_acct entry, password in clear.
+type FTPAccount struct {
+	User, Password string
+}
+
+// MaxFTPListing bounds the entries of one directory listing.
+const MaxFTPListing = 100000
+
+// FTP status codes as Response.Status: a file or a listing is 200, a
+// directory asked for without its trailing slash is a 301 to the slashed
+// URL, and an FTP failure reply keeps its own code (530 not logged in, 550
+// no such file, 421 service not available, ...), which ftp_errors keys
+// match.
+const (
+	FTPStatusOK        = http.StatusOK
+	FTPStatusDirectory = http.StatusMovedPermanently
+)
+
+// fetchFTP downloads an ftp:// URL with github.com/jlaffaye/ftp in passive
+// mode (EPSV, then PASV). A directory (a path ending in "/") comes back as
+// an HTML page with one link per entry, subdirectories with a trailing
+// slash, so that link extraction walks the tree.
+func (f *Fetcher) fetchFTP(ctx, parent context.Context, u *url.URL, req Request, start time.Time) (*Response, error) {
+	resp := &Response{URL: req.URL, FinalURL: req.URL}
+	defer func() { resp.Timing.Total = time.Since(start) }()
+	fail := func(err error) (*Response, error) {
+		var te *textproto.Error
+		if errors.As(err, &te) && te.Code >= 400 {
+			resp.Status = te.Code
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return nil, &Error{Kind: classify(err, parent), URL: req.URL, Err: err}
+	}
+	p := u.Path
+	if p == "" {
+		p = "/"
+	}
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "21")
+	}
+	acct, ok := f.ftpAccount(u)
+	if !ok {
+		acct = FTPAccount{User: "anonymous", Password: f.o.FTP.Anonymous}
+		if acct.Password == "" {
+			acct.Password = "trawl@"
+		}
+	}
+	if u.User != nil {
+		acct.User = u.User.Username()
+		if pw, ok := u.User.Password(); ok {
+			acct.Password = pw
+		}
+	}
+	dial := f.o.Dial
+	if dial == nil {
+		d := &net.Dialer{Timeout: 30 * time.Second}
+		dial = d.DialContext
+	}
+	limit := f.o.CutOff
+	if limit <= 0 {
+		limit = HardMaxBody
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		wire  int64
+	)
+	dialFunc := func(network, a string) (net.Conn, error) {
+		c, err := dial(ctx, network, a)
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(conns) > 0 { // a data connection: count and cap what it reads
+			c = &capConn{Conn: c, left: limit + 1 + 64<<10, n: &wire}
+		}
+		conns = append(conns, c)
+		return c, nil
+	}
+	// Closing the connections unblocks every read when the fetch times out
+	// or is canceled.
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	defer stop()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	c, err := ftp.Dial(addr, ftp.DialWithDialFunc(dialFunc), ftp.DialWithContext(ctx), ftp.DialWithDisabledEPSV(f.o.FTP.DisableEPSV), ftp.DialWithDisabledUTF8(false))
+	if err != nil {
+		return fail(err)
+	}
+	defer c.Quit()
+	if err := c.Login(acct.User, acct.Password); err != nil {
+		return fail(err)
+	}
+	if !strings.HasSuffix(p, "/") {
+		if err := c.ChangeDir(p); err == nil {
+			target := *u
+			target.Path = p + "/"
+			target.RawPath = ""
+			resp.Status = FTPStatusDirectory
+			resp.Header = http.Header{"Location": {target.String()}}
+			return resp, nil
+		}
+		r, err := c.Retr(p)
+		if err != nil {
+			return fail(err)
+		}
+		buf := bytes.NewBuffer(make([]byte, 0, min(limit+1, 64<<10)))
+		_, rerr := buf.ReadFrom(io.LimitReader(r, limit+1))
+		cerr := r.Close()
+		if rerr != nil {
+			return fail(rerr)
+		}
+		b := buf.Bytes()
+		if int64(len(b)) > limit {
+			if !f.o.Truncate {
+				resp.Status = FTPStatusOK
+				return resp, &Error{Kind: KindTooLarge, URL: req.URL, Err: fmt.Errorf("file exceeds %d bytes", limit)}
+			}
+			b, resp.Truncated = b[:limit], true
+		} else if cerr != nil {
+			return fail(cerr)
+		}
+		resp.Status = FTPStatusOK
+		resp.Body = b
+		resp.BytesOnWire = int64(len(b))
+		ct := mime.TypeByExtension(path.Ext(p))
+		mt, params, _ := mime.ParseMediaType(ct)
+		resp.ContentType, resp.Charset = strings.ToLower(mt), params["charset"]
+		if resp.ContentType == "" || f.o.ForceMimeDetection {
+			mt, params, _ := mime.ParseMediaType(http.DetectContentType(b))
+			resp.ContentType, resp.Detected = strings.ToLower(mt), true
+			if resp.Charset == "" {
+				resp.Charset = params["charset"]
+			}
+		}
+		resp.Header = http.Header{"Content-Type": {resp.ContentType}}
+		if !TypeAllowed(f.o.AllowedTypes, resp.ContentType) {
+			resp.Body = nil
+			return resp, &Error{Kind: KindTypeNotAllowed, URL: req.URL, Err: fmt.Errorf("type %s not allowed", resp.ContentType)}
+		}
+		return resp, nil
+	}
+	entries, err := c.List(p)
+	if err != nil {
+		return fail(err)
+	}
+	resp.Status = FTPStatusOK
+	resp.Body = FTPListingHTML(p, entries)
+	resp.FTPListing = true
+	resp.BytesOnWire = wire
+	resp.ContentType, resp.Charset = "text/html", "utf-8"
+	resp.Header = http.Header{"Content-Type": {"text/html; charset=utf-8"}}
+	return resp, nil
+}
+
+func (f *Fetcher) ftpAccount(u *url.URL) (FTPAccount, bool) {
+	if len(f.o.FTP.Accounts) == 0 {
+		return FTPAccount{}, false
+	}
+	for _, k := range []string{u.Host, strings.ToLower(u.Host), u.Hostname(), strings.ToLower(u.Hostname())} {
+		if a, ok := f.o.FTP.Accounts[k]; ok {
+			return a, true
+		}
+	}
+	return FTPAccount{}, false
+}
+
+// FTPListingHTML renders a directory listing as an HTML page of relative
+// links: files as "name", directories as "name/" ("." and ".." left out,
+// links followed as files), at most MaxFTPListing entries, in name order.
+func FTPListingHTML(dir string, entries []*ftp.Entry) []byte {
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+	var b bytes.Buffer
+	t := html.EscapeString(dir)
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html><head><title>Index of %s</title></head><body><h1>Index of %s</h1><ul>\n", t, t)
+	n := 0
+	for _, e := range entries {
+		if e == nil || e.Name == "" || e.Name == "." || e.Name == ".." || strings.ContainsAny(e.Name, "/\x00") {
+			continue
+		}
+		if n++; n > MaxFTPListing {
+			break
+		}
+		href := (&url.URL{Path: e.Name}).EscapedPath()
+		if strings.Contains(e.Name, ":") && !strings.HasPrefix(href, "./") {
+			href = "./" + href // "a:b" must not read as a scheme
+		}
+		name := e.Name
+		if e.Type == ftp.EntryTypeFolder {
+			href += "/"
+			name += "/"
+		}
+		fmt.Fprintf(&b, "<li><a href=\"%s\">%s</a></li>\n", html.EscapeString(href), html.EscapeString(name))
+	}
+	b.WriteString("</ul></body></html>\n")
+	return b.Bytes()
+}
+
+// capConn ends reads after left bytes (a listing or file cannot fill
+// memory) and counts them.
+type capConn struct {
+	net.Conn
+	left int64
+	n    *int64
+}
+
+func (c *capConn) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.Conn.Read(p)
+	c.left -= int64(n)
+	*c.n += int64(n)
+	return n, err
+}
