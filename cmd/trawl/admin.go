@@ -7,11 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/stats"
@@ -21,9 +23,11 @@ func init() {
 	register(&command{name: "admin", summary: "administer a running crawler over XML-RPC (MS-FSCADM)", run: runAdmin})
 }
 
-const adminUsage = `usage: trawl admin [-C host:port] <subcommand> [flags] [args]
+const adminUsage = `usage: trawl admin [-C host:port] [-token T | -user U -password P] <subcommand> [flags] [args]
 
 Call the MS-FSCADM administration API of a running crawler (POST /RPC2).
+-token, -user and -password give the credential a crawler started with
+--admin-token or --admin-user/--admin-password requires.
 
 subcommands:
   list                                  list the collections
@@ -339,6 +343,10 @@ func runAdmin(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.SetOutput(env.stderr)
 	fs.Usage = func() { fmt.Fprint(env.stderr, adminUsage) }
 	addr := fs.String("C", "127.0.0.1:13000", "crawler admin address host:port (or an http:// URL)")
+	var auth admin.Auth
+	fs.StringVar(&auth.Token, "token", os.Getenv("TRAWL_ADMIN_TOKEN"), "token the crawler requires (--admin-token); default $TRAWL_ADMIN_TOKEN")
+	fs.StringVar(&auth.User, "user", "", "user for basic authentication (--admin-user)")
+	fs.StringVar(&auth.Password, "password", os.Getenv("TRAWL_ADMIN_PASSWORD"), "password for --user; default $TRAWL_ADMIN_PASSWORD")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -367,7 +375,7 @@ func runAdmin(ctx context.Context, env *cmdEnv, args []string) error {
 		sfs.Usage()
 		return errUsage
 	}
-	c := admin.NewClient(*addr, nil)
+	c := admin.NewClient(*addr, auth.HTTPClient(&http.Client{Timeout: 5 * time.Minute}))
 	err := run(ctx, env, c, pos)
 	var ae *admin.Error
 	if errors.As(err, &ae) {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/dupserver"
 )
 
@@ -29,6 +30,13 @@ func runDupserver(ctx context.Context, env *cmdEnv, args []string) error {
 	id := fs.String("id", "", "node identifier of this duplicate server (default: the host name)")
 	replicaMode := fs.Bool("replica-mode", false, "run as a duplicate server replica")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	keepalive := fs.Duration("keepalive", dupserver.DefaultKeepAlive, "keep-alive period of every link; a peer that leaves two in a row unanswered is dropped")
+	var allow repeated
+	fs.Var(&allow, "allow", "CIDR prefix or address peers may connect from (repeatable; default: any)")
+	failoverListen := fs.String("failover-listen", "", "with --replica-mode: address where node schedulers connect when the duplicate server is gone\n(trawl node --dupserver-failover); the first such connection promotes this replica")
+	promoteAfter := fs.Duration("promote-after", dupserver.DefaultPromoteAfter, "with --failover-listen: how long the duplicate server must have been gone before a promotion")
+	failoverReplica := fs.String("failover-replica", "", "with --failover-listen: the replica address of this server once promoted\n(where the old duplicate server comes back with --replica-mode)")
+	dump := fs.Bool("dump", false, "print the checksum store under --data (collection, checksum, owner URI, node) and exit; the server must be stopped")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -61,13 +69,31 @@ func runDupserver(ctx context.Context, env *cmdEnv, args []string) error {
 	if *replicaMode {
 		sub = "dupreplica"
 	}
+	if *dump {
+		return dupserver.Dump(env.stdout, filepath.Join(*data, sub))
+	}
+	if !*replicaMode && (*failoverListen != "" || *failoverReplica != "") {
+		fmt.Fprintf(env.stderr, "trawl dupserver: --failover-listen and --failover-replica are for --replica-mode\n")
+		return errUsage
+	}
+	al, err := cmt.ParseAllowList(allow)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "trawl dupserver: %v\n", err)
+		return errUsage
+	}
 	s := &dupserver.Server{
 		Listen:      addr,
 		Replica:     *replica,
 		ReplicaMode: *replicaMode,
 		Data:        filepath.Join(*data, sub),
 		NodeID:      *id,
-		Logger:      slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level})),
+		KeepAlive:   *keepalive,
+		Allow:       al,
+
+		FailoverListen:  *failoverListen,
+		PromoteAfter:    *promoteAfter,
+		FailoverReplica: *failoverReplica,
+		Logger:          slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level})),
 	}
 	return s.Run(ctx)
 }

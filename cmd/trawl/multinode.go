@@ -6,7 +6,11 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/trawl/trawl/internal/admin"
+	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/multinode"
 )
 
@@ -34,7 +38,17 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 	hostsFile := fs.String("hosts-file", "", "resolve host names from this file (/etc/hosts format) instead of the system resolver")
 	hostsFallback := fs.Bool("hosts-fallback", false, "with --hosts-file, ask the system resolver for names the file lacks")
 	dnsWorkers := fs.Int("dns-workers", multinode.DefaultDNSWorkers, "concurrent DNS lookups")
+	keepalive := fs.Duration("keepalive", multinode.DefaultKeepAlive, "keep-alive period of the node scheduler links; a node that leaves two in a row unanswered is dropped")
+	var allow mnsStrings
+	fs.Var(&allow, "allow", "CIDR prefix or address node schedulers may connect from (repeatable; default: any)")
+	waitNodes := fs.Int("wait-nodes", 0, "hold routing at start until this many node schedulers registered (0: route at once)")
+	waitNodesTimeout := fs.Duration("wait-nodes-timeout", time.Minute, "with --wait-nodes, start routing anyway after this long")
+	nodeTimeout := fs.Duration("node-timeout", 0, "reroute the sites of a node scheduler that stays away this long (0: only on --reroute)")
+	reroute := fs.String("reroute", "", "ask the multinode scheduler running on --data to reroute the sites of node scheduler ID (one that will not come back), then exit")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	adminListen := fs.String("admin-listen", "", "address of the HTTP interface: XML-RPC admin API, status page, metrics (default 127.0.0.1:<base-port>; \"off\" disables it)")
+	var adm adminFlags
+	adm.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -55,7 +69,21 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		addr = ":" + strconv.Itoa(*basePort+1)
 	}
-	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+	if *reroute != "" {
+		path, err := multinode.RequestReroute(*data, *reroute)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "reroute of node scheduler %s requested (%s); the multinode scheduler picks it up within a second\n", *reroute, path)
+		return nil
+	}
+	al, err := cmt.ParseAllowList(allow)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "trawl multinode: %v\n", err)
+		return errUsage
+	}
+	alevel := newAdminLevel(level)
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: alevel.v}))
 	specs, err := multinode.SpecsFromFiles(configs)
 	if err != nil {
 		return err
@@ -68,6 +96,23 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 		Logger:        log,
 		Collections:   specs,
 		DNSWorkers:    *dnsWorkers,
+		Allow:         al,
+		Config: multinode.Config{KeepAlive: *keepalive, WaitNodes: *waitNodes, WaitNodesTimeout: *waitNodesTimeout,
+			NodeTimeout: *nodeTimeout},
+		RerouteRequests: *data != "",
+	}
+	if addr := adminAddr(*adminListen, *basePort); addr != "" {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		b := newCrawlAdmin(admin.MultinodeScheduler, srv, nil, alevel, log.With("role", "admin"))
+		b.configs = configs
+		for _, sp := range specs {
+			b.known([]*config.Collection{sp.Config})
+		}
+		h := newAdminHTTP(b, adm)
+		errc := make(chan error, 1)
+		go func() { errc <- serveAdmin(ctx, env, "multinode", addr, h, nil) }()
+		defer func() { cancel(); <-errc }()
 	}
 	if err := srv.Run(ctx); err != nil {
 		return err

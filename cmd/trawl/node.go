@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/trawl/trawl/internal/nodesched"
@@ -32,7 +34,14 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 	data := fs.String("data", "./data", "directory of the crawl store")
 	basePort := fs.Int("base-port", 13000, "base port; the admin interface announced in CMD_UM_INIT is base+0")
 	workers := fs.Int("workers", 64, "concurrent fetches")
+	var failover repeated
+	fs.Var(&failover, "dupserver-failover", "PRIMARY=REPLICA: when the duplicate server PRIMARY (a --dupserver address) is unreachable,\nuse the failover address of its replica (trawl dupserver --replica-mode --failover-listen) (repeatable)")
+	sourceIP := fs.String("source-ip", "", "local IP address of every outgoing connection (fetches and peer links)")
+	keepalive := fs.Duration("keepalive", nodesched.KeepaliveInterval, "keep-alive period of the links; a peer that leaves two in a row unanswered is dropped and dialled again")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	listen := fs.String("listen", "", "address of the HTTP interface: XML-RPC admin API, status page, metrics (default 127.0.0.1:<base-port>; \"off\" disables it)")
+	var adm adminFlags
+	adm.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -45,16 +54,31 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl node: bad --log-level %q\n", *logLevel)
 		return errUsage
 	}
-	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: lvl}))
+	alevel := newAdminLevel(lvl)
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: alevel.v}))
 	host, _ := os.Hostname()
+	if *sourceIP != "" && net.ParseIP(*sourceIP) == nil {
+		fmt.Fprintf(env.stderr, "trawl node: bad --source-ip %q\n", *sourceIP)
+		return errUsage
+	}
+	backups := map[string][]string{}
+	for _, f := range failover {
+		p, r, ok := strings.Cut(f, "=")
+		if !ok || p == "" || r == "" || !slices.Contains(ds, p) {
+			fmt.Fprintf(env.stderr, "trawl node: --dupserver-failover %q: want PRIMARY=REPLICA with PRIMARY one of the --dupserver addresses\n", f)
+			return errUsage
+		}
+		backups[p] = append(backups[p], r)
+	}
 	cfg := nodesched.Config{NodeID: *id, AdminHost: host, AdminPort: int32(*basePort), DataDir: *data,
-		MNS: nodesched.TCPDialer(*mns, "multinode "+*mns, log), Workers: *workers, Logger: log}
+		MNS: nodesched.TCPDialerFrom(*mns, "multinode "+*mns, *sourceIP, log), Workers: *workers, Logger: log,
+		SourceIP: *sourceIP, KeepAlive: *keepalive}
 	for _, a := range ds {
-		cfg.DS = append(cfg.DS, nodesched.TCPDialer(a, "dupserver "+a, log))
+		cfg.DS = append(cfg.DS, nodesched.FailoverDialer(append([]string{a}, backups[a]...), "dupserver", *sourceIP, log))
 	}
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return err
 	}
 	log.Info("node scheduler starting", "id", *id, "multinode", *mns, "dupservers", len(ds), "data", *data)
-	return nodesched.New(cfg).Run(ctx)
+	return runNodeWithAdmin(ctx, env, cfg, adminAddr(*listen, *basePort), adm, alevel, log)
 }

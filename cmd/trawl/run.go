@@ -60,6 +60,7 @@ type runOptions struct {
 	logLevel   string
 	progress   string
 	idleSettle time.Duration
+	adm        adminFlags // run_admin.go
 }
 
 func runRun(ctx context.Context, env *cmdEnv, args []string) error {
@@ -80,6 +81,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress line: auto (on a terminal), on, off")
 	fs.DurationVar(&o.idleSettle, "idle-settle", 1500*time.Millisecond, "with --once: how long the crawl must stay idle to count as complete")
+	o.adm.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -97,11 +99,12 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		o.once = true
 	}
-	log, err := newLogger(env.stderr, o.logLevel)
+	log, level, err := newLevelLogger(env.stderr, o.logLevel)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "trawl run: %v\n", err)
 		return errUsage
 	}
+	o.adm.level = level
 	if err := os.MkdirAll(o.data, 0o755); err != nil {
 		return err
 	}
@@ -154,9 +157,20 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	_, statErr := os.Stat(filepath.Join(o.data, "node"))
 	resumed := statErr == nil
 	e := newEngine(&o, specs, log)
+	if e.search.err != nil {
+		return e.search.err
+	}
+	defer e.search.close()
 	start := time.Now()
 	errc := make(chan error, 1)
 	go func() { errc <- e.run(ctx) }()
+	go func() {
+		select {
+		case a := <-e.httpAddr:
+			fmt.Fprint(env.stderr, listenMessage("run", a.String()))
+		case <-ctx.Done():
+		}
+	}()
 
 	showProgress := o.progress == "on" || (o.progress == "auto" && isTerminal(env.stderr))
 	tick := time.NewTicker(250 * time.Millisecond)
@@ -198,6 +212,7 @@ loop:
 	}
 	elapsed := time.Since(start)
 	e.printSummary(env.stdout, elapsed, farm, expect)
+	e.search.printSummary(env.stdout, e)
 	if resumed {
 		fmt.Fprintf(env.stdout, "  %-22s this run continued the crawl state in %s; the counts above are this run's only\n", "resumed", o.data)
 	}
@@ -274,10 +289,17 @@ type engine struct {
 	mux    *http.ServeMux
 	// httpAddr is the address the HTTP interface listens on once running.
 	httpAddr chan net.Addr
+	// search is the index, its feeding and the search page (run_search.go).
+	search *indexChain
+	// admin is the MS-FSCADM API, the status page and the metrics
+	// (run_admin.go).
+	admin *adminHTTP
 }
 
 func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logger) *engine {
 	e := &engine{log: log, mux: http.NewServeMux(), httpAddr: make(chan net.Addr, 1)}
+	e.search = newIndexChain(o, log)
+	e.search.mount(e.mux)
 	switch o.listen {
 	case "off":
 	case "":
@@ -307,7 +329,10 @@ func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logge
 		DS:        []nodesched.DialFunc{e.pipeTo("dupserver", e.ds.Serve)},
 		Workers:   o.workers,
 		Logger:    log.With("role", "nodesched"),
+		Feed:      e.search.feed(),
+		Observe:   func(c string, oc *nodesched.Outcome) { e.admin.observe(c, oc) },
 	})
+	e.admin = newRunAdmin(e, o, specs)
 	return e
 }
 
@@ -332,8 +357,8 @@ func (e *engine) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errs := make([]error, 4)
-	for i, r := range []func(context.Context) error{e.mns.Run, e.ds.Run, e.ns.Run, e.serveHTTP} {
+	errs := make([]error, 5)
+	for i, r := range []func(context.Context) error{e.mns.Run, e.ds.Run, e.ns.Run, e.serveHTTP, e.admin.backend.run} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -373,7 +398,7 @@ func (e *engine) serveHTTP(ctx context.Context) error {
 // idle reports whether nothing is queued anywhere: the node scheduler has no
 // work and the multinode scheduler holds no entry to forward.
 func (e *engine) idle(ctx context.Context) bool {
-	if !e.ns.Idle() {
+	if !e.ns.Idle() || e.ns.FeedPending() > 0 {
 		return false
 	}
 	qctx, cancel := context.WithTimeout(ctx, time.Second)

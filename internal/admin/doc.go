@@ -21,4 +21,11 @@
 // XML-RPC structs, the statistics dictionaries (CollectionGetStatistics,
 // CollectionGetSiteStatistics) as <base64> of their MS-FSWCU (marshal)
 // bytes (DESIGN.md 4.4).
+//
+// The rest of a crawler's HTTP interface lives here too, free of any role:
+// Auth (an optional token or user and password in front of every handler),
+// URIFiles (the directory AddURIFile and CollectionDeleteURIFile may read),
+// Metrics (Prometheus metrics on a registry the caller passes in, read
+// from the engine's counters at scrape time) and StatusHandler (the status
+// page with its rate charts and recent errors, and its JSON).
 package admin

@@ -110,7 +110,13 @@ type DS struct {
 
 	lastKA time.Time
 	out    []Action
+
+	syncing bool // a replica connected and is being resynchronised
 }
+
+// maxMissedKeepAlives is how many keep-alive periods in a row a peer may
+// leave unanswered before its connection is closed as dead (docs/decisions.md).
+const maxMissedKeepAlives = 2
 
 // maxKASeqs bounds the unanswered keep-alives to the replica; past it the
 // replica is given up.
@@ -200,6 +206,7 @@ func (d *DS) Status() DSStatus {
 }
 
 func (d *DS) take() []Action {
+	d.checkInSync()
 	out := d.out
 	d.out = nil
 	return out
@@ -252,6 +259,7 @@ func (d *DS) ConnectReplica(p PeerID, now time.Time) []Action {
 		d.failReplica("replaced by a new connection", true, now)
 	}
 	d.replica, d.replicaKA = p, 0
+	d.syncing = true
 	d.log.Info("dupserver: replica connected, resynchronising", "peer", p, "tombstones", len(d.tombs))
 	names := make([]string, 0, len(d.tombs))
 	for n := range d.tombs {
@@ -320,6 +328,11 @@ func (d *DS) Tick(now time.Time) []Action {
 			if peer.ka > 0 {
 				d.log.Warn("dupserver: node scheduler did not answer the previous keep-alive", "peer", id, "unanswered", peer.ka)
 			}
+			if peer.ka >= maxMissedKeepAlives {
+				d.log.Error("dupserver: node scheduler dead (keep-alives unanswered), closing its connection", "peer", id, "unanswered", peer.ka)
+				d.out = append(d.out, Action{To: id, Close: true})
+				continue
+			}
 			peer.ka++
 			d.send(id, &cmt.PPDUPKeepalive{}, cmt.DefaultPriority(cmt.CmdPPDUPKeepalive))
 		}
@@ -327,7 +340,11 @@ func (d *DS) Tick(now time.Time) []Action {
 			if d.replicaKA > 0 {
 				d.log.Warn("dupserver: replica did not answer the previous keep-alive", "peer", d.replica, "unanswered", d.replicaKA)
 			}
-			d.barrier()
+			if d.replicaKA >= maxMissedKeepAlives {
+				d.failReplica("keep-alives unanswered", true, now)
+			} else {
+				d.barrier()
+			}
 		}
 	}
 	if d.replica != 0 {

@@ -87,6 +87,11 @@ func (r *Replica) Tick(now time.Time) []Action {
 		if r.peers[id] > 0 {
 			r.log.Warn("dupserver: duplicate server did not answer the previous keep-alive", "peer", id, "unanswered", r.peers[id])
 		}
+		if r.peers[id] >= maxMissedKeepAlives {
+			r.log.Error("dupserver: duplicate server dead (keep-alives unanswered), closing its connection", "peer", id)
+			r.out = append(r.out, Action{To: id, Close: true})
+			continue
+		}
 		r.peers[id]++
 		r.send(id, &cmt.PPDUPKeepalive{})
 	}

@@ -63,6 +63,24 @@ type Server struct {
 	// Conn is the template of every connection's configuration; Name and
 	// Logger are filled in per connection.
 	Conn cmt.ConnConfig
+	// Allow lists the peer addresses that may connect to the listeners
+	// (empty: any); a refused connection is closed at once and logged.
+	Allow cmt.AllowList
+	// FailoverListen (or FailoverListener) is, in replica mode, where node
+	// schedulers connect when the duplicate server is gone
+	// (`trawl node --dupserver-failover`). A node scheduler's connection
+	// there promotes the replica to a duplicate server when its duplicate
+	// server has been disconnected for PromoteAfter
+	// (DefaultPromoteAfter if 0); before, it is closed at once, so that the
+	// node scheduler goes back to the duplicate server. See
+	// docs/decisions.md.
+	FailoverListen   string
+	FailoverListener net.Listener
+	PromoteAfter     time.Duration
+	// FailoverReplica is the replica address of the promoted server: the
+	// old duplicate server, restarted with --replica-mode, catches up from
+	// it ("" for none).
+	FailoverReplica string
 
 	once    sync.Once
 	events  chan event
@@ -96,12 +114,20 @@ const (
 )
 
 type event struct {
-	kind    eventKind
-	peer    PeerID
-	conn    *cmt.Conn
-	replica bool // evConnect: the link to the replica (duplicate server mode)
-	msg     cmt.Message
+	kind     eventKind
+	peer     PeerID
+	conn     *cmt.Conn
+	replica  bool // evConnect: the link to the replica (duplicate server mode)
+	failover bool // evConnect: a node scheduler on the failover listener (replica mode)
+	msg      cmt.Message
 }
+
+// DefaultPromoteAfter is how long a replica's duplicate server must have
+// been gone before a node scheduler's failover connection promotes it.
+const DefaultPromoteAfter = 3 * time.Second
+
+// acceptedSendQueue is the least send queue of an accepted connection.
+const acceptedSendQueue = 1 << 15
 
 // machine is what the loop drives: DS or Replica behind one shape.
 type machine interface {
@@ -224,13 +250,39 @@ func (s *Server) Run(ctx context.Context) error {
 			return errorf("listen: %w", err)
 		}
 	}
+	refusedLog := func(r net.Addr) {
+		log.Warn(role+": connection from an address not on the allow-list refused", "remote", r.String())
+	}
 	if ln != nil {
 		s.addr = ln.Addr()
-		log.Info(role+": listening", "addr", ln.Addr().String(), "node", nodeID, "data", s.Data)
+		ln = cmt.AllowListener(ln, s.Allow, refusedLog)
+		log.Info(role+": listening", "addr", ln.Addr().String(), "node", nodeID, "data", s.Data, "allow", s.Allow.String())
 		s.goAdd()
 		go func() {
 			defer s.wg.Done()
-			s.accept(ctx, ln)
+			s.accept(ctx, ln, false)
+		}()
+	}
+	var fo *failoverState
+	fln := s.FailoverListener
+	if s.ReplicaMode && fln == nil && s.FailoverListen != "" {
+		var err error
+		fln, err = net.Listen("tcp", s.FailoverListen)
+		if err != nil {
+			return errorf("failover listen: %w", err)
+		}
+	}
+	if fln != nil {
+		if !s.ReplicaMode {
+			return errorf("a failover listener is for a replica")
+		}
+		fo = &failoverState{downSince: s.now(), dsPeers: map[PeerID]bool{}, refused: map[PeerID]bool{}}
+		fln = cmt.AllowListener(fln, s.Allow, refusedLog)
+		log.Info(role+": failover listening", "addr", fln.Addr().String(), "promote_after", s.promoteAfter().String())
+		s.goAdd()
+		go func() {
+			defer s.wg.Done()
+			s.accept(ctx, fln, true)
 		}()
 	}
 	close(s.ready)
@@ -273,6 +325,9 @@ func (s *Server) Run(ctx context.Context) error {
 			if ln != nil {
 				ln.Close()
 			}
+			if fln != nil {
+				fln.Close()
+			}
 			for _, c := range conns {
 				c.Close()
 			}
@@ -285,11 +340,36 @@ func (s *Server) Run(ctx context.Context) error {
 		case e := <-s.events:
 			switch e.kind {
 			case evConnect:
+				if fo != nil {
+					nm, ok := s.admit(ctx, fo, e, m, st, nodeID, log)
+					if !ok {
+						e.conn.Close()
+						fo.refused[e.peer] = true
+						continue
+					}
+					m = nm
+				}
 				conns[e.peer] = e.conn
 				apply(m.connect(e.peer, e.replica, s.now()))
 			case evMessage:
+				if fo != nil && fo.refused[e.peer] {
+					continue
+				}
 				apply(m.Receive(e.peer, e.msg, s.now()))
 			case evDisconnect:
+				if fo != nil {
+					if fo.refused[e.peer] {
+						delete(fo.refused, e.peer)
+						continue
+					}
+					if fo.dsPeers[e.peer] {
+						delete(fo.dsPeers, e.peer)
+						if len(fo.dsPeers) == 0 {
+							fo.downSince = s.now()
+							log.Warn("dupserver replica: duplicate server gone; node schedulers may promote this replica", "after", s.promoteAfter().String())
+						}
+					}
+				}
 				delete(conns, e.peer)
 				apply(m.Disconnect(e.peer, s.now()))
 			}
@@ -329,7 +409,7 @@ func (s *Server) post(ctx context.Context, e event) bool {
 	}
 }
 
-func (s *Server) accept(ctx context.Context, ln net.Listener) {
+func (s *Server) accept(ctx context.Context, ln net.Listener, failover bool) {
 	log := s.logger()
 	for {
 		nc, err := ln.Accept()
@@ -355,6 +435,12 @@ func (s *Server) accept(ctx context.Context, ln net.Listener) {
 		cfg := s.Conn
 		cfg.Name = nc.RemoteAddr().String()
 		cfg.Logger = log
+		if cfg.SendQueue < acceptedSendQueue {
+			// Answers come in bursts (a node scheduler sending again what a
+			// lost link left unanswered, a duplicate server resynchronising
+			// its replica): a short queue would cut the peer off.
+			cfg.SendQueue = acceptedSendQueue
+		}
 		c := cmt.NewConn(nc, cfg)
 		if !s.goAdd() {
 			c.Close()
@@ -362,7 +448,7 @@ func (s *Server) accept(ctx context.Context, ln net.Listener) {
 		}
 		go func() {
 			defer s.wg.Done()
-			s.runConn(ctx, c, false)
+			s.runConnKind(ctx, c, false, failover)
 		}()
 	}
 }
@@ -370,8 +456,12 @@ func (s *Server) accept(ctx context.Context, ln net.Listener) {
 // runConn registers c with the loop, runs it, feeds its messages to the
 // loop and reports its end. It returns when c has closed.
 func (s *Server) runConn(ctx context.Context, c *cmt.Conn, replica bool) error {
+	return s.runConnKind(ctx, c, replica, false)
+}
+
+func (s *Server) runConnKind(ctx context.Context, c *cmt.Conn, replica, failover bool) error {
 	id := PeerID(s.nextID.Add(1))
-	if !s.post(ctx, event{kind: evConnect, peer: id, conn: c, replica: replica}) {
+	if !s.post(ctx, event{kind: evConnect, peer: id, conn: c, replica: replica, failover: failover}) {
 		c.Close()
 		return errorf("server stopped")
 	}
@@ -406,6 +496,10 @@ func (s *Server) Serve(ctx context.Context, c *cmt.Conn) error {
 // dialReplica keeps a connection to the replica, redialling with
 // exponential backoff (100 ms to 10 s) while it is down.
 func (s *Server) dialReplica(ctx context.Context) {
+	s.dialReplicaAt(ctx, s.Replica)
+}
+
+func (s *Server) dialReplicaAt(ctx context.Context, addr string) {
 	log := s.logger()
 	var dialer cmt.Dialer = s.Dialer
 	if dialer == nil {
@@ -416,7 +510,7 @@ func (s *Server) dialReplica(ctx context.Context) {
 	failures := 0
 	for ctx.Err() == nil {
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		nc, err := dialer.DialContext(dctx, "tcp", s.Replica)
+		nc, err := dialer.DialContext(dctx, "tcp", addr)
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -427,7 +521,7 @@ func (s *Server) dialReplica(ctx context.Context) {
 			if failures == 1 || failures%30 == 0 {
 				lvl = slog.LevelWarn
 			}
-			log.Log(ctx, lvl, "dupserver: replica unreachable, retrying", "addr", s.Replica, "err", err, "retry_in", backoff, "failures", failures)
+			log.Log(ctx, lvl, "dupserver: replica unreachable, retrying", "addr", addr, "err", err, "retry_in", backoff, "failures", failures)
 			select {
 			case <-ctx.Done():
 				return
@@ -438,7 +532,7 @@ func (s *Server) dialReplica(ctx context.Context) {
 		}
 		failures, backoff = 0, minBackoff
 		cfg := s.Conn
-		cfg.Name = "replica " + s.Replica
+		cfg.Name = "replica " + addr
 		cfg.Logger = log
 		if cfg.SendQueue < 2*DefaultWindow {
 			cfg.SendQueue = 2 * DefaultWindow

@@ -21,6 +21,13 @@ type OutboxOptions struct {
 	// may then lose the last operations put; acknowledgements are never
 	// synced (a lost acknowledgement only means a resend).
 	NoSync bool
+	// SyncOnClaim makes Claim first wait until every write committed to the
+	// database so far is fsynced, so that no operation leaves the outbox
+	// that a crash could still take back (with its sequence number, which
+	// the destination uses as the document's version). Use it when
+	// operations are put without sync, for instance with PutWith in the
+	// batches of a crawl store that commits without sync.
+	SyncOnClaim bool
 	// Logger receives Pebble's informational messages at debug level
 	// (OpenOutbox only; default: discarded).
 	Logger *slog.Logger
@@ -53,6 +60,10 @@ type Outbox struct {
 	ownDB  bool
 	prefix []byte
 	wopt   *pebble.WriteOptions
+	// syncClaim is OutboxOptions.SyncOnClaim; synced is the highest
+	// sequence number known to be durable.
+	syncClaim bool
+	synced    uint64
 
 	mu      sync.Mutex
 	closed  bool
@@ -106,6 +117,7 @@ func NewOutbox(db *pebble.DB, o OutboxOptions) (*Outbox, error) {
 	if o.NoSync {
 		ob.wopt = pebble.NoSync
 	}
+	ob.syncClaim = o.SyncOnClaim
 	v, closer, err := db.Get(ob.seqKey())
 	switch {
 	case err == nil:
@@ -206,6 +218,22 @@ func prefixEnd(p []byte) []byte {
 // Seq is overwritten. An earlier operation on the same URI that has not
 // been claimed is dropped.
 func (ob *Outbox) Put(ops ...Operation) ([]uint64, error) {
+	b := ob.db.NewBatch()
+	defer b.Close()
+	return ob.PutWith(b, func() error { return b.Commit(ob.wopt) }, ops...)
+}
+
+// PutWith adds ops to b, a batch of the outbox's database that the caller
+// fills with writes of its own, and calls commit, which must commit b: the
+// operations are in the outbox exactly when the caller's writes are (a
+// crawl step and the operations it produces are one atomic write). The
+// outbox is locked while commit runs, so that no Claim, Ack or Release
+// comes between the staging and the commit. If commit fails, nothing has
+// changed. With no ops, PutWith only calls commit.
+func (ob *Outbox) PutWith(b *pebble.Batch, commit func() error, ops ...Operation) ([]uint64, error) {
+	if len(ops) == 0 {
+		return nil, commit()
+	}
 	for i := range ops {
 		op := &ops[i]
 		if op.Destination == "" || strings.IndexByte(op.Destination, 0) >= 0 || strings.IndexByte(op.Collection, 0) >= 0 {
@@ -223,8 +251,6 @@ func (ob *Outbox) Put(ops ...Operation) ([]uint64, error) {
 	if ob.closed {
 		return nil, ErrOutboxClosed
 	}
-	b := ob.db.NewBatch()
-	defer b.Close()
 	seqs := make([]uint64, len(ops))
 	seq := ob.seq
 	delta := map[string]int{}
@@ -274,7 +300,7 @@ func (ob *Outbox) Put(ops ...Operation) ([]uint64, error) {
 	if err := b.Set(ob.seqKey(), binary.BigEndian.AppendUint64(nil, seq), nil); err != nil {
 		return nil, fmt.Errorf("feed: outbox: %w", err)
 	}
-	if err := b.Commit(ob.wopt); err != nil {
+	if err := commit(); err != nil {
 		return nil, fmt.Errorf("feed: outbox: %w", err)
 	}
 	ob.seq = seq
@@ -302,6 +328,22 @@ func (ob *Outbox) Claim(dest string, maxOps, maxBytes int) ([]Operation, error) 
 	if ob.closed {
 		return nil, ErrOutboxClosed
 	}
+	if ob.syncClaim && ob.seq > ob.synced {
+		// Everything committed before LogData returns is durable: ops up
+		// to target. Puts may go on meanwhile; their ops wait for the
+		// next Claim.
+		target := ob.seq
+		ob.mu.Unlock()
+		err := ob.db.LogData(nil, pebble.Sync)
+		ob.mu.Lock()
+		if err != nil {
+			return nil, fmt.Errorf("feed: outbox: sync: %w", err)
+		}
+		if ob.closed {
+			return nil, ErrOutboxClosed
+		}
+		ob.synced = max(ob.synced, target)
+	}
 	qp := ob.qPrefix(dest)
 	it, err := ob.db.NewIter(&pebble.IterOptions{LowerBound: qp, UpperBound: prefixEnd(qp)})
 	if err != nil {
@@ -317,6 +359,9 @@ func (ob *Outbox) Claim(dest string, maxOps, maxBytes int) ([]Operation, error) 
 		}
 		if _, inFlight := ob.claimed[seq]; inFlight {
 			continue
+		}
+		if ob.syncClaim && seq > ob.synced {
+			continue // not known to be durable yet
 		}
 		var op Operation
 		if err := op.UnmarshalBinary(it.Value()); err != nil {

@@ -3,7 +3,6 @@ package frontier
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"math"
 )
 
@@ -40,10 +39,13 @@ func newBloom(m int, p float64) *bloom {
 	return &bloom{bits: make([]uint64, words), m: uint64(words * 64), k: bloomHashes(p)}
 }
 
-func bloomHash(s string) (uint64, uint64) {
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	a := h.Sum64()
+// bloomHash is FNV-1a over s, written out so that it does not allocate.
+func bloomHash[T string | []byte](s T) (uint64, uint64) {
+	a := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		a ^= uint64(s[i])
+		a *= 1099511628211
+	}
 	// A second, independent-enough hash: mix a (splitmix64 finalizer).
 	b := a + 0x9e3779b97f4a7c15
 	b = (b ^ (b >> 30)) * 0xbf58476d1ce4e5b9
@@ -52,8 +54,11 @@ func bloomHash(s string) (uint64, uint64) {
 	return a, b | 1
 }
 
-func (f *bloom) add(s string) {
-	a, b := bloomHash(s)
+func (f *bloom) add(s string) { f.addHash(bloomHash(s)) }
+
+func (f *bloom) addBytes(s []byte) { f.addHash(bloomHash(s)) }
+
+func (f *bloom) addHash(a, b uint64) {
 	for i := uint32(0); i < f.k; i++ {
 		bit := (a + uint64(i)*b) % f.m
 		f.bits[bit/64] |= 1 << (bit % 64)

@@ -114,6 +114,7 @@ type Config struct {
 	BlockDuration time.Duration // block after a denied grant (30 min)
 
 	HeadSize    int // queue entries kept in memory per site and level (8)
+	RefillSize  int // entries loaded at once when a site being served runs out of them (64)
 	MaxExtraLen int // largest Entry.Extra accepted (64 KiB)
 }
 
@@ -185,6 +186,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.HeadSize <= 0 {
 		c.HeadSize = 8
+	}
+	if c.RefillSize <= 0 {
+		c.RefillSize = 64
 	}
 	if c.MaxExtraLen <= 0 {
 		c.MaxExtraLen = 64 << 10

@@ -46,10 +46,15 @@ type Fetch struct {
 	Entry
 	IP    string // the site's IP as resolved (empty unless RequireIP)
 	Cycle int64  // the site's refresh cycle when served
+	// Fresh is set when the exact seen-set (wqfilter) had never seen the
+	// URI when it was queued: it was never served before in this
+	// collection, so the driver has no record of it to read.
+	Fresh bool
 
 	class uint8
 	seq   uint64
 	epoch uint64
+	fresh bool
 }
 
 // Outcome classifies a finished fetch for scheduling purposes.
@@ -95,11 +100,28 @@ func DefaultScore(k KnownURI) float64 {
 
 var errCorrupt = errors.New("frontier: corrupt value")
 
-const entryVersion = 1
+// Queue entry versions: 1 has no internal flags byte, 2 (written now) has
+// one after the queue flags.
+const (
+	entryVersion  = 1
+	entryVersion2 = 2
+)
 
-func encodeEntry(e *Entry, class uint8) []byte {
-	b := make([]byte, 0, 24+len(e.URI)+len(e.Referrer)+len(e.Site)+len(e.Extra))
-	b = append(b, entryVersion, class, e.QueueFlags)
+// Internal flags of a stored queue entry.
+const entryFresh = 0x01 // the seen-set had no record of the URI when it was queued
+
+func encodeEntry(e *Entry, class uint8) []byte { return appendQueued(nil, e, class, false) }
+
+// appendQueued appends the stored form of a queue entry to b.
+func appendQueued(b []byte, e *Entry, class uint8, fresh bool) []byte {
+	if b == nil {
+		b = make([]byte, 0, 24+len(e.URI)+len(e.Referrer)+len(e.Site)+len(e.Extra))
+	}
+	var fl byte
+	if fresh {
+		fl |= entryFresh
+	}
+	b = append(b, entryVersion2, class, e.QueueFlags, fl)
 	b = binary.AppendUvarint(b, uint64(e.URIFlags))
 	b = binary.AppendUvarint(b, uint64(e.Hops))
 	b = binary.AppendUvarint(b, uint64(e.Level))
@@ -163,12 +185,26 @@ func (r *reader) end() error {
 }
 
 func decodeEntry(b []byte) (Entry, uint8, error) {
-	if len(b) < 3 || b[0] != entryVersion {
-		return Entry{}, 0, fmt.Errorf("%w: queue entry header", errCorrupt)
+	e, class, _, err := decodeQueued(b)
+	return e, class, err
+}
+
+// decodeQueued decodes a stored queue entry (either version) and its fresh flag.
+func decodeQueued(b []byte) (e Entry, class uint8, fresh bool, err error) {
+	if len(b) < 3 || (b[0] != entryVersion && b[0] != entryVersion2) {
+		return Entry{}, 0, false, fmt.Errorf("%w: queue entry header", errCorrupt)
 	}
-	class := b[1]
-	e := Entry{QueueFlags: b[2]}
-	r := reader{b: b[3:]}
+	class = b[1]
+	e = Entry{QueueFlags: b[2]}
+	rest := b[3:]
+	if b[0] == entryVersion2 {
+		if len(rest) < 1 || rest[0]&^entryFresh != 0 {
+			return Entry{}, 0, false, fmt.Errorf("%w: queue entry flags", errCorrupt)
+		}
+		fresh = rest[0]&entryFresh != 0
+		rest = rest[1:]
+	}
+	r := reader{b: rest}
 	e.URIFlags = uint32(r.uvarint(1<<32 - 1))
 	e.Hops = int(r.uvarint(1 << 31))
 	e.Level = int(r.uvarint(255))
@@ -178,7 +214,7 @@ func decodeEntry(b []byte) (Entry, uint8, error) {
 	if x := r.str(); x != "" {
 		e.Extra = []byte(x)
 	}
-	return e, class, r.end()
+	return e, class, fresh, r.end()
 }
 
 func encodeKnown(k *KnownURI) []byte {
@@ -217,4 +253,50 @@ func fromUnixNano(v int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, v)
+}
+
+// seenValue is a seen-set value: the cycle the URI was last queued in,
+// its hops then and where its queue entry went (class, seq), so that a
+// shorter path found later can lower the queued entry's depth and an
+// administrative delete can find the entry. Values written before these
+// fields existed hold only the cycle (full is false).
+type seenValue struct {
+	cycle int64
+	hops  int
+	class uint8
+	seq   uint64
+	full  bool
+}
+
+func appendSeen(b []byte, v seenValue) []byte {
+	b = binary.AppendVarint(b, v.cycle)
+	b = binary.AppendUvarint(b, uint64(v.hops))
+	b = append(b, v.class)
+	return binary.AppendUvarint(b, v.seq)
+}
+
+// decodeSeen reads a seen-set value; ok is false when not even the cycle
+// can be read.
+func decodeSeen(b []byte) (v seenValue, ok bool) {
+	c, n := binary.Varint(b)
+	if n <= 0 {
+		return v, false
+	}
+	v.cycle = c
+	r := reader{b: b[n:]}
+	if len(r.b) == 0 {
+		return v, true
+	}
+	v.hops = int(r.uvarint(1 << 31))
+	if r.err != nil || len(r.b) == 0 {
+		return seenValue{cycle: c}, true
+	}
+	v.class = r.b[0]
+	r.b = r.b[1:]
+	v.seq = r.uvarint(1<<64 - 1)
+	if r.end() != nil {
+		return seenValue{cycle: c}, true
+	}
+	v.full = true
+	return v, true
 }

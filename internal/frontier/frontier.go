@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/trawl/trawl/internal/store"
@@ -47,7 +48,8 @@ type Stats struct {
 	TooDeep      int64 // entries beyond crawlmode DEPTH
 	Recursive    int64 // entries over max_uri_recursion
 	Invalid      int64 // entries without URI or site, or with oversized Extra
-	Dropped      int64 // queued entries dropped (site stopped after max_backoff_counter)
+	Dropped      int64 // queued entries dropped (site stopped after max_backoff_counter, DropSite, DropURIs)
+	Shorter      int64 // entries that lowered the depth of a URI already seen this cycle (crawlmode DEPTH)
 }
 
 type ipState struct {
@@ -90,6 +92,9 @@ type Frontier struct {
 	cycle      int64
 	cycleStart time.Time
 	bloom      *bloom
+	bloomAuto  bool // the filter is the automatic one in front of the exact seen-set
+	bloomN     int  // URIs added to the filter
+	bloomCap   int  // URIs the automatic filter is sized for
 	actions    []Action
 	stats      Stats
 	txOpen     bool
@@ -156,9 +161,16 @@ func Open(s *store.Store, cfg Config, log *slog.Logger, now time.Time) (*Frontie
 			return nil, err
 		}
 	}
-	if cfg.SMFilterBits > 0 {
+	switch {
+	case cfg.SMFilterBits > 0:
 		f.bloom = newBloom(cfg.SMFilterBits, cfg.BloomFPRate)
 		if err := f.loadBloom(); err != nil {
+			return nil, err
+		}
+	case cfg.WQFilter:
+		// A filter in front of the exact seen-set lets certainly new URIs
+		// skip the disk; a false positive only costs the disk read.
+		if err := f.resizeBloom(autoBloomMin); err != nil {
 			return nil, err
 		}
 	}
@@ -182,11 +194,36 @@ func Open(s *store.Store, cfg Config, log *slog.Logger, now time.Time) (*Frontie
 	return f, nil
 }
 
+// autoBloomMin is the capacity the automatic seen filter starts with
+// (about 1.2 MiB at 1% false positives); it grows fourfold when full.
+const autoBloomMin = 1 << 20
+
+// resizeBloom rebuilds the automatic seen filter from the seen-set on disk
+// for at least capacity URIs.
+func (f *Frontier) resizeBloom(capacity int) error {
+	for {
+		bits := int(float64(capacity) * -math.Log(f.cfg.BloomFPRate) / (math.Ln2 * math.Ln2))
+		f.bloom, f.bloomAuto, f.bloomCap, f.bloomN = newBloom(bits, f.cfg.BloomFPRate), true, capacity, 0
+		err := f.st.IterRaw(store.SpaceSeen, f.coll, func(k, _ []byte) error {
+			f.bloom.addBytes(k[len(f.coll):])
+			f.bloomN++
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if f.bloomN <= capacity {
+			return nil
+		}
+		capacity = 4 * f.bloomN
+	}
+}
+
 func (f *Frontier) loadBloom() error {
 	if f.cfg.WQFilter {
 		// The exact seen-set is on disk: the filter in front of it is rebuilt.
 		return f.st.IterRaw(store.SpaceSeen, f.coll, func(k, v []byte) error {
-			f.bloom.add(string(k[len(f.coll):]))
+			f.bloom.addBytes(k[len(f.coll):])
 			return nil
 		})
 	}
@@ -590,7 +627,7 @@ func (f *Frontier) serve(st *site, now time.Time) (Fetch, bool, error) {
 		if c < 0 {
 			return Fetch{}, false, nil
 		}
-		if err := f.refill(st, c); err != nil {
+		if err := f.refill(st, c, max(f.cfg.HeadSize, f.cfg.RefillSize)); err != nil {
 			return Fetch{}, false, err
 		}
 		q := &st.q[c]
@@ -623,7 +660,7 @@ func (f *Frontier) serve(st *site, now time.Time) (Fetch, bool, error) {
 			}
 		}
 		f.stats.Served++
-		return Fetch{Entry: h.e, IP: st.ip, Cycle: st.cycle, class: uint8(c), seq: h.seq, epoch: st.epoch}, true, nil
+		return Fetch{Entry: h.e, IP: st.ip, Cycle: st.cycle, Fresh: h.fresh, class: uint8(c), seq: h.seq, epoch: st.epoch, fresh: h.fresh}, true, nil
 	}
 }
 

@@ -293,7 +293,7 @@ func (f *Frontier) softRefreshSite(tx *Tx, st *site) error {
 		return err
 	}
 	for _, e := range seeds {
-		if err := tx.queue(e); err != nil {
+		if err := tx.queue(e, false); err != nil {
 			return err
 		}
 	}

@@ -20,8 +20,9 @@ const (
 
 // headEntry is a queue entry loaded into memory.
 type headEntry struct {
-	seq uint64
-	e   Entry
+	seq   uint64
+	e     Entry
+	fresh bool
 }
 
 // levelQ is one priority class of one site: the entries on disk are keyed
@@ -238,8 +239,9 @@ func decodeSiteMeta(name string, b []byte, classes int) (*site, error) {
 	return st, nil
 }
 
-// refill loads up to HeadSize entries of class from disk into head.
-func (f *Frontier) refill(st *site, class int) error {
+// refill loads up to n entries of class from disk into head (one iterator
+// per refill: a site being served loads RefillSize at a time).
+func (f *Frontier) refill(st *site, class, n int) error {
 	q := &st.q[class]
 	if len(q.head) > 0 || st.unloaded(class) <= 0 {
 		return nil
@@ -251,7 +253,13 @@ func (f *Frontier) refill(st *site, class int) error {
 	}
 	defer it.Close()
 	start := binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), q.from)
-	for ok := it.SeekGE(store.SpaceQueue, start); ok && len(q.head) < f.cfg.HeadSize; ok = it.Next() {
+	if want := st.unloaded(class); want < n {
+		n = want
+	}
+	if cap(q.head) < n {
+		q.head = make([]headEntry, 0, n)
+	}
+	for ok := it.SeekGE(store.SpaceQueue, start); ok && len(q.head) < n; ok = it.Next() {
 		k := it.Key()
 		if len(k) != len(prefix)+8 {
 			return fmt.Errorf("%w: queue key of %d bytes", errCorrupt, len(k))
@@ -261,11 +269,11 @@ func (f *Frontier) refill(st *site, class int) error {
 		if st.isFlying(class, seq) {
 			continue
 		}
-		e, _, err := decodeEntry(it.Value())
+		e, _, fresh, err := decodeQueued(it.Value())
 		if err != nil {
 			return err
 		}
-		q.head = append(q.head, headEntry{seq: seq, e: e})
+		q.head = append(q.head, headEntry{seq: seq, e: e, fresh: fresh})
 	}
 	if len(q.head) == 0 && st.unloaded(class) > 0 {
 		// The count says there is more but the disk has none: repair the count.

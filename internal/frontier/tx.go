@@ -17,14 +17,29 @@ var ErrTxOpen = errors.New("frontier: a transaction is already open")
 // AddResult counts what Add did with its entries.
 type AddResult struct {
 	Queued, Duplicate, TooDeep, Recursive, Invalid, NoCrawl int
+	// Shorter counts entries that lowered the depth of a URI already seen
+	// this cycle (crawlmode DEPTH): the queued entry was rewritten, or the
+	// URI queued again when it had been served.
+	Shorter int
 }
 
+type opKind uint8
+
+const (
+	opAdd       opKind = iota // an entry queued
+	opDone                    // a fetch finished
+	opUpdate                  // a queued entry rewritten in place (shorter path)
+	opDropEntry               // a queued entry deleted (DropURIs)
+	opDropSite                // every queued entry of a site deleted (DropSite)
+)
+
 type txOp struct {
+	kind    opKind
 	st      *site
-	add     bool
 	class   uint8
 	seq     uint64
 	prepend bool
+	fresh   bool
 	e       Entry
 
 	fetch  Fetch
@@ -39,7 +54,7 @@ type Tx struct {
 	b       *store.Batch
 	ops     []txOp
 	touched map[*site]bool
-	seen    map[string]bool
+	seen    map[string]int // URI -> index in ops of its queued entry, -1 when not queued here
 	now     time.Time
 	done    bool
 }
@@ -54,7 +69,7 @@ func (f *Frontier) Begin(now time.Time) (*Tx, error) {
 		return nil, ErrTxOpen
 	}
 	f.txOpen = true
-	return &Tx{f: f, b: f.st.NewBatch(), touched: map[*site]bool{}, seen: map[string]bool{}, now: now}, nil
+	return &Tx{f: f, b: f.st.NewBatch(), touched: map[*site]bool{}, seen: map[string]int{}, now: now}, nil
 }
 
 // Batch is the store batch the transaction commits; the driver adds its own
@@ -97,18 +112,30 @@ func (f *Frontier) Done(fe Fetch, res Result, now time.Time) error {
 	return tx.Commit()
 }
 
-type candidate struct {
-	i   int
-	key []byte
+// cand is an entry of Add on its way through the filters.
+type cand struct {
+	e                      Entry
+	keep, fresh, disk, dup bool
+	shorter                bool      // a shorter path to a URI already seen this cycle
+	old                    seenValue // its seen-set value (shorter)
+	keyOff, keyLen         int       // seen-set key in Add's key buffer (disk)
 }
 
 // Add queues entries after the depth, recursion and seen-set filters. The
-// seen-set is checked in one sorted pass over the disk (DRUM-like).
+// seen-set is checked in one sorted pass over the disk (DRUM-like), behind
+// a Bloom filter that lets certainly new URIs skip the disk.
+//
+// Under crawlmode DEPTH a URI's depth is the minimum over every path that
+// leads to it: an entry for a URI already seen this cycle with fewer hops
+// than recorded lowers the depth of the queued entry in place, or, when
+// that entry was already served, queues the URI again (AddResult.Shorter).
 func (tx *Tx) Add(entries ...Entry) (AddResult, error) {
 	f := tx.f
 	var res AddResult
-	keep := make([]bool, len(entries))
-	var disk []candidate
+	depth := f.cfg.MaxHops >= 0
+	cands := make([]cand, 0, len(entries))
+	var local map[string]int // URI -> index in cands, for this call
+	ndisk := 0
 	for i := range entries {
 		e := &entries[i]
 		switch {
@@ -126,7 +153,7 @@ func (tx *Tx) Add(entries ...Entry) (AddResult, error) {
 			}
 			tx.touched[st] = true
 			continue
-		case f.cfg.MaxHops >= 0 && e.Hops > f.cfg.MaxHops:
+		case depth && e.Hops > f.cfg.MaxHops:
 			res.TooDeep++
 			continue
 		case f.cfg.MaxURIRecursion > 0 && recursionDepth(e.URI, e.Referrer) > f.cfg.MaxURIRecursion:
@@ -134,71 +161,182 @@ func (tx *Tx) Add(entries ...Entry) (AddResult, error) {
 			continue
 		}
 		if e.QueueFlags&QFForce != 0 || e.URIFlags&URIFForce != 0 {
-			keep[i] = true
+			cands = append(cands, cand{e: *e, keep: true})
 			continue
 		}
-		if tx.seen[e.URI] {
+		if j, ok := local[e.URI]; ok {
+			// The same URI twice in one call: keep the shortest path.
+			if c := &cands[j]; depth && e.Hops < c.e.Hops {
+				c.e.Hops, c.e.Referrer, c.e.Extra = e.Hops, e.Referrer, e.Extra
+			}
 			res.Duplicate++
 			continue
 		}
-		tx.seen[e.URI] = true
-		switch {
-		case f.cfg.WQFilter && f.bloom != nil && !f.bloom.has(e.URI):
-			keep[i] = true // certainly new: no disk read
-		case f.cfg.WQFilter:
-			disk = append(disk, candidate{i: i, key: f.seenKey(e.URI)})
-		case f.bloom != nil && f.bloom.has(e.URI):
-			res.Duplicate++ // bloom-only: a false positive skips a new URI
-		default:
-			keep[i] = true
-		}
-	}
-	if len(disk) > 0 {
-		sort.Slice(disk, func(a, b int) bool { return bytes.Compare(disk[a].key, disk[b].key) < 0 })
-		it, err := f.st.NewRawIter(store.SpaceSeen, f.coll)
-		if err != nil {
-			return res, err
-		}
-		for _, c := range disk {
-			e := &entries[c.i]
-			dup := false
-			if it.SeekGE(store.SpaceSeen, c.key) && bytes.Equal(it.Key(), c.key) {
-				cyc, n := binary.Varint(it.Value())
-				st, err := f.getSite(e.Site)
-				if err != nil {
-					it.Close()
+		if k, ok := tx.seen[e.URI]; ok {
+			if k >= 0 && depth && e.Hops < tx.ops[k].e.Hops {
+				if err := tx.lower(k, e); err != nil {
 					return res, err
 				}
-				dup = n > 0 && cyc >= st.cycle
-			}
-			if dup {
-				res.Duplicate++
+				res.Shorter++
 			} else {
-				keep[c.i] = true
+				res.Duplicate++
 			}
+			continue
 		}
-		if err := it.Close(); err != nil {
+		if local == nil {
+			local = make(map[string]int, len(entries))
+		}
+		local[e.URI] = len(cands)
+		c := cand{e: *e}
+		switch {
+		case f.cfg.WQFilter && f.bloom != nil && !f.bloom.has(e.URI):
+			c.keep, c.fresh = true, true // certainly new: no disk read
+		case f.cfg.WQFilter:
+			c.disk = true
+			ndisk++
+		case f.bloom != nil && f.bloom.has(e.URI):
+			c.dup = true // bloom-only: a false positive skips a new URI
+		default:
+			c.keep = true
+		}
+		cands = append(cands, c)
+	}
+	if ndisk > 0 {
+		if err := tx.checkSeen(cands, ndisk); err != nil {
 			return res, err
 		}
 	}
-	for i := range entries {
-		if !keep[i] {
-			continue
+	for i := range cands {
+		c := &cands[i]
+		switch {
+		case c.dup:
+			res.Duplicate++
+			tx.seen[c.e.URI] = -1
+		case c.shorter:
+			if err := tx.shorten(c); err != nil {
+				return res, err
+			}
+			res.Shorter++
+		case c.keep:
+			if err := tx.queue(c.e, c.fresh); err != nil {
+				return res, err
+			}
+			res.Queued++
 		}
-		if err := tx.queue(entries[i]); err != nil {
-			return res, err
-		}
-		res.Queued++
 	}
 	f.stats.Duplicates += int64(res.Duplicate)
 	f.stats.TooDeep += int64(res.TooDeep)
 	f.stats.Recursive += int64(res.Recursive)
 	f.stats.Invalid += int64(res.Invalid)
+	f.stats.Shorter += int64(res.Shorter)
 	return res, nil
 }
 
-// queue writes one entry (no filters).
-func (tx *Tx) queue(e Entry) error {
+// checkSeen looks the disk candidates up in the seen-set, in key order
+// with one iterator.
+func (tx *Tx) checkSeen(cands []cand, n int) error {
+	f := tx.f
+	idx := make([]int, 0, n)
+	size := 0
+	for i := range cands {
+		if cands[i].disk {
+			idx = append(idx, i)
+			size += len(f.coll) + len(cands[i].e.URI)
+		}
+	}
+	buf := make([]byte, 0, size)
+	for _, i := range idx {
+		c := &cands[i]
+		c.keyOff = len(buf)
+		buf = append(append(buf, f.coll...), c.e.URI...)
+		c.keyLen = len(buf) - c.keyOff
+	}
+	key := func(i int) []byte { c := &cands[i]; return buf[c.keyOff : c.keyOff+c.keyLen] }
+	sort.Slice(idx, func(a, b int) bool { return bytes.Compare(key(idx[a]), key(idx[b])) < 0 })
+	it, err := f.st.NewRawIter(store.SpaceSeen, f.coll)
+	if err != nil {
+		return err
+	}
+	for _, i := range idx {
+		c := &cands[i]
+		k := key(i)
+		if !it.SeekGE(store.SpaceSeen, k) || !bytes.Equal(it.Key(), k) {
+			c.keep, c.fresh = true, true
+			continue
+		}
+		sv, ok := decodeSeen(it.Value())
+		st, err := f.getSite(c.e.Site)
+		if err != nil {
+			it.Close()
+			return err
+		}
+		switch {
+		case !ok || sv.cycle < st.cycle:
+			c.keep = true // seen in an earlier cycle
+		case f.cfg.MaxHops >= 0 && sv.full && c.e.Hops < sv.hops:
+			c.shorter, c.old = true, sv
+		default:
+			c.dup = true
+		}
+	}
+	return it.Close()
+}
+
+// lower gives the entry queued by ops[k] in this transaction the shorter
+// path of e.
+func (tx *Tx) lower(k int, e *Entry) error {
+	op := &tx.ops[k]
+	op.e.Hops, op.e.Referrer, op.e.Extra = e.Hops, e.Referrer, e.Extra
+	return tx.writeQueued(op)
+}
+
+// writeQueued (re)writes the queue entry and seen-set value of op.
+func (tx *Tx) writeQueued(op *txOp) error {
+	f := tx.f
+	if err := tx.b.SetRaw(store.SpaceQueue, f.queueKey(op.st.name, op.class, op.seq), appendQueued(nil, &op.e, op.class, op.fresh)); err != nil {
+		return err
+	}
+	if f.cfg.WQFilter {
+		v := appendSeen(make([]byte, 0, 24), seenValue{cycle: op.st.cycle, hops: op.e.Hops, class: op.class, seq: op.seq})
+		if err := tx.b.SetRaw(store.SpaceSeen, f.seenKey(op.e.URI), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shorten handles a shorter path to a URI seen this cycle: its queued entry
+// gets the new depth in place; if it was served already (or is in flight)
+// the URI is queued again.
+func (tx *Tx) shorten(c *cand) error {
+	f := tx.f
+	st, err := f.getSite(c.e.Site)
+	if err != nil {
+		return err
+	}
+	o := c.old
+	if int(o.class) < len(st.q) && !st.isFlying(int(o.class), o.seq) {
+		v, ok, err := f.st.GetRaw(store.SpaceQueue, f.queueKey(st.name, o.class, o.seq))
+		if err != nil {
+			return err
+		}
+		if ok {
+			old, class, fresh, err := decodeQueued(v)
+			if err == nil && old.URI == c.e.URI && class == o.class {
+				old.Hops, old.Referrer, old.Extra = c.e.Hops, c.e.Referrer, c.e.Extra
+				tx.ops = append(tx.ops, txOp{kind: opUpdate, st: st, class: class, seq: o.seq, fresh: fresh, e: old})
+				tx.seen[old.URI] = len(tx.ops) - 1
+				tx.touched[st] = true
+				return tx.writeQueued(&tx.ops[len(tx.ops)-1])
+			}
+		}
+	}
+	return tx.queue(c.e, false)
+}
+
+// queue writes one entry (no filters). fresh says the seen-set had no
+// record of the URI.
+func (tx *Tx) queue(e Entry, fresh bool) error {
 	f := tx.f
 	st, err := f.getSite(e.Site)
 	if err != nil {
@@ -231,19 +369,16 @@ func (tx *Tx) queue(e Entry) error {
 		seq = q.tailSeq
 		q.tailSeq++
 	}
-	if err := tx.b.SetRaw(store.SpaceQueue, f.queueKey(st.name, class, seq), encodeEntry(&e, class)); err != nil {
+	tx.ops = append(tx.ops, txOp{kind: opAdd, st: st, class: class, seq: seq, prepend: prepend, fresh: fresh, e: e})
+	tx.seen[e.URI] = len(tx.ops) - 1
+	if err := tx.writeQueued(&tx.ops[len(tx.ops)-1]); err != nil {
 		return err
-	}
-	if f.cfg.WQFilter {
-		if err := tx.b.SetRaw(store.SpaceSeen, f.seenKey(e.URI), binary.AppendVarint(nil, st.cycle)); err != nil {
-			return err
-		}
 	}
 	if f.bloom != nil {
 		f.bloom.add(e.URI)
+		f.bloomN++
 	}
 	tx.touched[st] = true
-	tx.ops = append(tx.ops, txOp{st: st, add: true, class: class, seq: seq, prepend: prepend, e: e})
 	return nil
 }
 
@@ -272,11 +407,13 @@ func (tx *Tx) Done(fe Fetch, res Result) error {
 	if res.Outcome != NetError {
 		kk := f.knownKey(st.name, fe.URI)
 		k := KnownURI{URI: fe.URI, Site: st.name}
-		if v, ok, err := f.st.GetRaw(store.SpaceKnown, kk); err != nil {
-			return err
-		} else if ok {
-			if k, err = decodeKnown(st.name, fe.URI, v); err != nil {
+		if !fe.fresh { // a fresh URI was never served: it has no known record
+			if v, ok, err := f.st.GetRaw(store.SpaceKnown, kk); err != nil {
 				return err
+			} else if ok {
+				if k, err = decodeKnown(st.name, fe.URI, v); err != nil {
+					return err
+				}
 			}
 		}
 		k.Hops, k.Level, k.LastCycle = fe.Hops, fe.Level, fe.Cycle
@@ -291,8 +428,148 @@ func (tx *Tx) Done(fe Fetch, res Result) error {
 		}
 	}
 	tx.touched[st] = true
-	tx.ops = append(tx.ops, txOp{st: st, fetch: fe, result: res})
+	tx.ops = append(tx.ops, txOp{kind: opDone, st: st, fetch: fe, result: res})
 	return nil
+}
+
+// DropSite removes every queued entry of site and forgets its URIs (their
+// seen-set entries and known records, and start URIs held for a soft
+// refresh), as CMD_UM_DELETE_SITE asks: a later link to them queues them
+// again. uris are further URIs of the site the caller has records of.
+// Fetches in flight finish, but their Done no longer counts. It returns the
+// number of queued entries removed. In bloom-only mode (no wqfilter) the
+// filter cannot forget: the URIs stay seen until the next cycle.
+func (tx *Tx) DropSite(site string, uris []string) (int, error) {
+	f := tx.f
+	st, err := f.getSite(site)
+	if err != nil {
+		return 0, err
+	}
+	forget := func(uri string) error {
+		if k, ok := tx.seen[uri]; ok && k >= 0 && tx.ops[k].st == st {
+			tx.seen[uri] = -1
+		}
+		return tx.b.DeleteRaw(store.SpaceSeen, f.seenKey(uri))
+	}
+	p := f.queuePrefix(site)
+	err = f.st.IterRaw(store.SpaceQueue, p, func(_, v []byte) error {
+		e, _, err := decodeEntry(v)
+		if err != nil {
+			return err
+		}
+		return forget(e.URI)
+	})
+	if err != nil {
+		return 0, err
+	}
+	err = f.st.IterRaw(store.SpaceKnown, p, func(k, _ []byte) error { return forget(string(k[len(p):])) })
+	if err != nil {
+		return 0, err
+	}
+	for _, u := range uris {
+		if err := forget(u); err != nil {
+			return 0, err
+		}
+	}
+	for _, sp := range []store.Space{store.SpaceQueue, store.SpaceKnown} {
+		if err := tx.b.DeletePrefix(sp, p); err != nil {
+			return 0, err
+		}
+	}
+	if err := tx.b.DeletePrefix(store.SpaceFrontier, f.deferredPrefix(site)); err != nil {
+		return 0, err
+	}
+	n := st.queued() - len(st.fly)
+	for _, fl := range st.fly {
+		if fl.epoch != st.epoch {
+			n++ // counted no more
+		}
+	}
+	tx.touched[st] = true
+	tx.ops = append(tx.ops, txOp{kind: opDropSite, st: st})
+	return max(n, 0), nil
+}
+
+// DropURIs removes the queued entries of the given URIs of site and forgets
+// them (seen-set entries, known records), as CMD_UM_DELETE_URIS asks. An
+// entry in flight finishes. It returns the number of queued entries removed.
+func (tx *Tx) DropURIs(site string, uris []string) (int, error) {
+	f := tx.f
+	if len(uris) == 0 {
+		return 0, nil
+	}
+	st, err := f.getSite(site)
+	if err != nil {
+		return 0, err
+	}
+	want := make(map[string]bool, len(uris))
+	for _, u := range uris {
+		want[u] = true
+	}
+	n := 0
+	if st.queued() > 0 {
+		p := f.queuePrefix(site)
+		err = f.st.IterRaw(store.SpaceQueue, p, func(k, v []byte) error {
+			if len(k) != len(p)+9 {
+				return fmt.Errorf("%w: queue key of %d bytes", errCorrupt, len(k))
+			}
+			e, class, err := decodeEntry(v)
+			if err != nil {
+				return err
+			}
+			seq := binary.BigEndian.Uint64(k[len(p)+1:])
+			if !want[e.URI] || int(class) >= len(st.q) || k[len(p)] != class || st.isFlying(int(class), seq) {
+				return nil
+			}
+			n++
+			tx.ops = append(tx.ops, txOp{kind: opDropEntry, st: st, class: class, seq: seq})
+			return tx.b.DeleteRaw(store.SpaceQueue, k)
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	for _, u := range uris {
+		if k, ok := tx.seen[u]; ok && k >= 0 && tx.ops[k].st == st {
+			tx.seen[u] = -1
+		}
+		if err := tx.b.DeleteRaw(store.SpaceSeen, f.seenKey(u)); err != nil {
+			return 0, err
+		}
+		if err := tx.b.DeleteRaw(store.SpaceKnown, f.knownKey(site, u)); err != nil {
+			return 0, err
+		}
+	}
+	tx.touched[st] = true
+	return n, nil
+}
+
+// DropSite is Begin, Tx.DropSite and Commit in one.
+func (f *Frontier) DropSite(now time.Time, site string, uris []string) (int, error) {
+	tx, err := f.Begin(now)
+	if err != nil {
+		return 0, err
+	}
+	n, err := tx.DropSite(site, uris)
+	if err != nil {
+		tx.Discard()
+		return 0, err
+	}
+	return n, tx.Commit()
+}
+
+// DropURIs is Begin, Tx.DropURIs and Commit in one.
+func (f *Frontier) DropURIs(now time.Time, site string, uris []string) (int, error) {
+	tx, err := f.Begin(now)
+	if err != nil {
+		return 0, err
+	}
+	n, err := tx.DropURIs(site, uris)
+	if err != nil {
+		tx.Discard()
+		return 0, err
+	}
+	return n, tx.Commit()
 }
 
 // Commit applies the frontier's changes to memory, writes the touched
@@ -308,12 +585,36 @@ func (tx *Tx) Commit() error {
 	f.txOpen = false
 	for i := 0; i < len(tx.ops); i++ { // applying a Done may queue more (soft refresh)
 		op := &tx.ops[i]
-		if op.add {
+		switch op.kind {
+		case opAdd:
 			f.applyAdd(op)
-		} else if err := f.applyDone(tx, op); err != nil {
-			tx.b.Discard()
-			f.err = fmt.Errorf("%w: %v", ErrBroken, err)
-			return f.err
+		case opDone:
+			if err := f.applyDone(tx, op); err != nil {
+				tx.b.Discard()
+				f.err = fmt.Errorf("%w: %v", ErrBroken, err)
+				return f.err
+			}
+		case opUpdate:
+			q := &op.st.q[op.class]
+			for j := range q.head {
+				if q.head[j].seq == op.seq {
+					q.head[j].e = op.e
+				}
+			}
+		case opDropEntry:
+			q := &op.st.q[op.class]
+			for j := range q.head {
+				if q.head[j].seq == op.seq {
+					q.head = append(q.head[:j], q.head[j+1:]...)
+					break
+				}
+			}
+			if q.count > 0 {
+				q.count--
+			}
+			f.stats.Dropped++
+		case opDropSite:
+			f.clearQueue(op.st)
 		}
 	}
 	for st := range tx.touched {
@@ -329,6 +630,12 @@ func (tx *Tx) Commit() error {
 	for st := range tx.touched {
 		f.settle(st, tx.now)
 	}
+	if f.bloomAuto && f.bloomN > f.bloomCap {
+		if err := f.resizeBloom(4 * f.bloomCap); err != nil {
+			f.err = fmt.Errorf("%w: %v", ErrBroken, err)
+			return f.err
+		}
+	}
 	return nil
 }
 
@@ -338,7 +645,7 @@ func (f *Frontier) applyAdd(op *txOp) {
 	unloaded := st.unloaded(int(op.class))
 	q.count++
 	f.stats.Added++
-	he := headEntry{seq: op.seq, e: op.e}
+	he := headEntry{seq: op.seq, e: op.e, fresh: op.fresh}
 	switch {
 	case op.prepend:
 		q.head = append(q.head, headEntry{})
@@ -402,6 +709,12 @@ func (f *Frontier) dropQueue(b *store.Batch, st *site) error {
 	if err := b.DeletePrefix(store.SpaceQueue, f.queuePrefix(st.name)); err != nil {
 		return err
 	}
+	f.clearQueue(st)
+	return nil
+}
+
+// clearQueue is the in-memory part of dropQueue.
+func (f *Frontier) clearQueue(st *site) {
 	for i := range st.q {
 		q := &st.q[i]
 		f.stats.Dropped += int64(q.count - st.flyCount(i))
@@ -410,5 +723,4 @@ func (f *Frontier) dropQueue(b *store.Batch, st *site) error {
 	}
 	st.epoch++
 	st.dirty = true
-	return nil
 }

@@ -47,6 +47,24 @@ type Config struct {
 	// SkipAskRoute turns off CMD_UM_ASK_ROUTE at a node scheduler's first
 	// registration after the multinode scheduler started.
 	SkipAskRoute bool
+	// MaxMissedKeepAlives is how many keep-alive periods in a row a node
+	// scheduler may leave unanswered before its connection is closed as
+	// dead (DefaultMaxMissedKeepAlives).
+	MaxMissedKeepAlives int
+	// WaitNodes holds routing at start until that many node schedulers
+	// have registered, or WaitNodesTimeout has passed (0: no wait), so that
+	// the first sites spread over every node scheduler.
+	WaitNodes        int
+	WaitNodesTimeout time.Duration
+	// NodeTimeout reroutes the sites of a node scheduler that stays away
+	// that long (0: only RerouteNode does).
+	NodeTimeout time.Duration
+	// ResendWindow and ResendLimit bound the entries kept per node
+	// scheduler to forward again when it registers again (defaults
+	// DefaultResendWindow, DefaultResendLimit; a negative window keeps
+	// none).
+	ResendWindow time.Duration
+	ResendLimit  int
 }
 
 func (c Config) withDefaults() Config {
@@ -67,6 +85,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RebuildTimeout <= 0 {
 		c.RebuildTimeout = DefaultRebuildTimeout
+	}
+	if c.MaxMissedKeepAlives <= 0 {
+		c.MaxMissedKeepAlives = DefaultMaxMissedKeepAlives
+	}
+	if c.ResendWindow == 0 {
+		c.ResendWindow = DefaultResendWindow
+	}
+	if c.ResendLimit <= 0 {
+		c.ResendLimit = DefaultResendLimit
 	}
 	return c
 }
@@ -212,6 +239,7 @@ type MNS struct {
 	lookups map[string][]ConnID // lookups in flight, with the connections waiting for a reply
 	ips     map[string]*ipGrant
 	nextKA  time.Time
+	fo      failover // failure handling (failover.go)
 }
 
 type dnsKey struct {
@@ -318,11 +346,16 @@ func (m *MNS) Disconnect(id ConnID, now time.Time) []Action {
 		return m.flush()
 	}
 	delete(m.conns, id)
+	delete(m.fo.misses, id)
 	if c.nodeID == "" || m.nodes[c.nodeID] != id {
 		return m.flush()
 	}
 	node := c.nodeID
 	delete(m.nodes, node)
+	if m.cfg.NodeTimeout > 0 {
+		m.fo.init()
+		m.fo.downSince[node] = now
+	}
 	released := 0
 	for ip, g := range m.ips {
 		if g.node == node {
@@ -370,6 +403,7 @@ func (m *MNS) Receive(id ConnID, msg cmt.Message, now time.Time) []Action {
 		m.send(id, &cmt.UMKeepaliveAck{})
 	case *cmt.UMKeepaliveAck:
 		c.kaPending = false
+		delete(m.fo.misses, id)
 	case *cmt.UMDNSRequest:
 		m.dnsRequest(c, x, now)
 	case *cmt.UMURI:
@@ -433,6 +467,11 @@ func (m *MNS) register(c *conn, init *cmt.UMInit, now time.Time) {
 		m.closeConn(c, "node identifier already registered")
 		return
 	}
+	if m.fo.retired[init.NodeID] {
+		m.logf(slog.LevelWarn, "multinode: the sites of this node identifier were rerouted, closing the connection; start it with an empty data directory under a new identifier", "conn", c.id, "node", init.NodeID)
+		m.closeConn(c, "node identifier retired")
+		return
+	}
 	c.nodeID, c.adminHost, c.adminPort, c.kaPending = init.NodeID, init.AdminHost, init.AdminPort, false
 	m.nodes[init.NodeID] = c.id
 	first := !m.seen[init.NodeID]
@@ -459,6 +498,10 @@ func (m *MNS) register(c *conn, init *cmt.UMInit, now time.Time) {
 			m.send(c.id, &cmt.UMAskRoute{Collection: col.spec.Name})
 		}
 	}
+	m.resend(init.NodeID, c.id, now)
+	if m.cfg.WaitNodes > 0 && len(m.nodes) >= m.cfg.WaitNodes {
+		m.openRouting(now, "enough node schedulers registered")
+	}
 	for _, col := range m.sortedColls() {
 		m.unpark(col, "node:"+init.NodeID)
 		m.drain(col, now)
@@ -477,12 +520,18 @@ func (m *MNS) Tick(now time.Time) []Action {
 			c := m.conns[m.nodes[node]]
 			if c.kaPending {
 				m.logf(slog.LevelWarn, "multinode: node scheduler did not answer the last keep-alive", "node", node)
+				if m.keepAliveMissed(c.id) {
+					m.logf(slog.LevelError, "multinode: node scheduler dead (keep-alives unanswered), closing its connection", "node", node, "missed", m.fo.misses[c.id])
+					m.closeConn(c, "keep-alives unanswered")
+					continue
+				}
 			}
 			m.send(c.id, &cmt.UMKeepalive{})
 			c.kaPending = true
 		}
 		m.nextKA = now.Add(m.cfg.KeepAlive)
 	}
+	m.tickFailover(now)
 	for _, col := range m.sortedColls() {
 		if len(col.rebuild) > 0 && !now.Before(col.deadline) {
 			waiting := make([]string, 0, len(col.rebuild))
@@ -776,7 +825,7 @@ func (m *MNS) unpark(col *collection, key string) {
 // drain takes entries off the collection's queue (3.2.5.5 step 2) while
 // a node scheduler is registered.
 func (m *MNS) drain(col *collection, now time.Time) {
-	if col.removing {
+	if col.removing || !m.routingOpen() {
 		return
 	}
 	for len(m.nodes) > 0 {
@@ -797,7 +846,7 @@ func (m *MNS) dispatch(col *collection, q queued, now time.Time) {
 	rt := m.table(name)
 	if attr, ok := rt.sites[q.site]; ok {
 		if node, ok := rt.attrs[attr]; ok {
-			m.forward(col, node, q)
+			m.forward(col, node, q, now)
 			return
 		}
 	}
@@ -837,7 +886,7 @@ func (m *MNS) dispatch(col *collection, q queued, now time.Time) {
 	for _, n := range m.registered() {
 		m.send(m.nodes[n], &cmt.UMAddRoute{Collection: name, NodeID: node, RouteAttr: attr, Site: q.site, Addrs: infos, TTL: ttl})
 	}
-	m.forward(col, node, q)
+	m.forward(col, node, q, now)
 }
 
 // choose picks the node scheduler for a new routing attribute among the
@@ -878,13 +927,14 @@ func hostForURI(h string) string {
 
 // forward sends an entry to its node scheduler (3.2.5.5 step 2.3), or
 // parks it until that node scheduler registers.
-func (m *MNS) forward(col *collection, node string, q queued) {
+func (m *MNS) forward(col *collection, node string, q queued, now time.Time) {
 	id, ok := m.nodes[node]
 	if !ok {
 		m.park(col, "node:"+node, q)
 		return
 	}
 	col.counts.Forwarded++
+	m.remember(node, col.spec.Name, q, now)
 	if q.urgent {
 		m.send(id, &cmt.UMURIUrg{Collection: col.spec.Name, Entry: q.entry})
 	} else {

@@ -87,6 +87,12 @@ type Server struct {
 	// ConnConfig configures each connection (the send queue defaults to
 	// 16384 messages per priority).
 	ConnConfig cmt.ConnConfig
+	// RerouteRequests polls Data/reroute every second for the requests
+	// RequestReroute writes (`trawl multinode --reroute ID`).
+	RerouteRequests bool
+	// Allow lists the peer addresses node schedulers may connect from
+	// (empty: any); a refused connection is closed at once and logged.
+	Allow cmt.AllowList
 
 	once    sync.Once
 	events  chan event
@@ -240,6 +246,9 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	if ln != nil {
 		s.addr = ln.Addr()
+		ln = cmt.AllowListener(ln, s.Allow, func(r net.Addr) {
+			l.log.Warn("multinode: connection from an address not on the allow-list refused", "remote", r.String())
+		})
 		l.ln = ln
 	}
 
@@ -276,6 +285,13 @@ func (s *Server) Run(ctx context.Context) error {
 		go func() {
 			defer l.wg.Done()
 			l.accept(ln)
+		}()
+	}
+	if s.RerouteRequests && s.Data != "" {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			s.pollReroutes(ctx, time.Second)
 		}()
 	}
 
@@ -687,6 +703,19 @@ func (s *Server) DeleteURIs(ctx context.Context, name string, sites []cmt.SiteUR
 // ReprocessSite resubmits a site's documents for indexing.
 func (s *Server) ReprocessSite(ctx context.Context, name, site, prefix, dest string, exact bool) error {
 	return s.op(ctx, func(m *MNS, _ time.Time) ([]Action, error) { return m.ReprocessSite(name, site, prefix, dest, exact) })
+}
+
+// RerouteNode moves the sites of a node scheduler that will not come back
+// to the registered ones (see MNS.RerouteNode) and returns the number of
+// routing attributes moved.
+func (s *Server) RerouteNode(ctx context.Context, node string) (int, error) {
+	var n int
+	err := s.op(ctx, func(m *MNS, now time.Time) ([]Action, error) {
+		acts, moved, err := m.RerouteNode(node, now)
+		n = moved
+		return acts, err
+	})
+	return n, err
 }
 
 // Stats returns a collection's summed statistics.

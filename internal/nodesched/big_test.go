@@ -36,6 +36,8 @@ func TestCrawlBig(t *testing.T) {
 	if len(missing)+len(extra) > 0 {
 		t.Errorf("fetched set differs: missing %d %v, extra %d %v", len(missing), head(missing), len(extra), head(extra))
 	}
+	checkOwnPoliteness(t, r.rec.logs(), 0, r.maxPending)
+	checkPoliteness(t, farm, 0, r.maxPending)
 	r.stop(t)
 	var size int64
 	_ = filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {

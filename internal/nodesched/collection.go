@@ -2,6 +2,7 @@ package nodesched
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -41,7 +42,8 @@ type Settings struct {
 	Kinds                              extract.KindSet
 	AllowedTypes, URISearchMIME        []string
 	ExtractLinksFromDupes              bool
-	NearDuplicates                     bool // near_duplicate_detection asked (not honoured; see docs/decisions.md)
+	NearDuplicates                     bool    // near_duplicate_detection asked (not honoured; see docs/decisions.md)
+	Access                             *Access // cookies, credentials, proxies, client certificate, FTP, logins (access.go)
 
 	FetchOptions    fetch.Options
 	Fetcher         *fetch.Fetcher
@@ -74,6 +76,12 @@ type Env struct {
 	Transport *http.Transport
 	Now       func() time.Time
 	NodeID    string
+	// Key decrypts "!ENC!" passwords (passwd, proxy, ftp_acct, login
+	// parameters); nil when the node has no key file.
+	Key *config.Key
+	// TLSConfig is the base TLS configuration of collections with a client
+	// certificate (nil: the system roots).
+	TLSConfig *tls.Config
 }
 
 // Compile builds the Settings of collection c for node env.NodeID.
@@ -150,6 +158,9 @@ func Compile(c *config.Collection, env Env) (*Settings, error) {
 	fo.MaxRedirects = 0
 	fo.Dial = env.Dial
 	fo.Transport = env.Transport
+	if s.Access, err = compileAccess(c, eff, env, &fo); err != nil {
+		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)
+	}
 	s.FetchOptions = fo
 	if s.Fetcher, err = fetch.New(fo); err != nil {
 		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)

@@ -3,6 +3,8 @@ package nodesched
 import (
 	"context"
 	"net/url"
+	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 func startFarm(t testing.TB, hosts, pages int) *webfarm.Farm {
 	cfg := webfarm.DefaultConfig(7, hosts, pages)
 	cfg.StallMax = 0
+	cfg.Port = 0 // a free port: other tests on the machine may hold 8080
 	farm, err := webfarm.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -26,13 +29,15 @@ func startFarm(t testing.TB, hosts, pages int) *webfarm.Farm {
 }
 
 type crawlRun struct {
-	farm   *webfarm.Farm
-	crawl  webfarm.Crawl
-	mns    *fakeMNS
-	d      *Driver
-	st     *store.Store
-	cancel context.CancelFunc
-	done   chan error
+	farm       *webfarm.Farm
+	crawl      webfarm.Crawl
+	maxPending int
+	rec        *requestRecorder
+	mns        *fakeMNS
+	d          *Driver
+	st         *store.Store
+	cancel     context.CancelFunc
+	done       chan error
 }
 
 func runCrawl(t testing.TB, farm *webfarm.Farm, dir string, delay float64, timeout int) *crawlRun {
@@ -44,8 +49,10 @@ func runCrawl(t testing.TB, farm *webfarm.Farm, dir string, delay float64, timeo
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	mns := newFakeMNS(t, farm, "node1", col)
-	d := New(Config{NodeID: "node1", Store: st, MNS: mns.dialer(ctx), Workers: 64})
-	r := &crawlRun{farm: farm, crawl: crawl, mns: mns, d: d, st: st, cancel: cancel, done: make(chan error, 1)}
+	rec := &requestRecorder{}
+	d := New(Config{NodeID: "node1", Store: st, MNS: mns.dialer(ctx), Workers: 64, Record: rec.add})
+	r := &crawlRun{farm: farm, crawl: crawl, maxPending: col.Effective("", "node1").MaxPending(), rec: rec,
+		mns: mns, d: d, st: st, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- d.Run(ctx) }()
 	t.Cleanup(func() { r.stop(t) })
 	return r
@@ -76,7 +83,8 @@ func TestCrawlMatchesExpect(t *testing.T) {
 	if len(missing)+len(extra) > 0 {
 		t.Errorf("fetched set differs from Expect: %d wanted, %d fetched\nmissing (%d): %v\nextra (%d): %v", len(want), len(got), len(missing), head(missing), len(extra), head(extra))
 	}
-	checkPoliteness(t, farm, 50*time.Millisecond, 2)
+	checkOwnPoliteness(t, r.rec.logs(), 50*time.Millisecond, r.maxPending)
+	checkPoliteness(t, farm, 50*time.Millisecond, r.maxPending)
 	t.Logf("crawled %d URLs; stats %v", len(got), r.d.Stats()["farm"])
 }
 
@@ -138,4 +146,80 @@ func sortByTime(rs []webfarm.Request) {
 			rs[j], rs[j-1] = rs[j-1], rs[j]
 		}
 	}
+}
+
+// requestRecorder keeps what Pipeline.Record reports.
+type requestRecorder struct {
+	mu  sync.Mutex
+	all []RequestLog
+}
+
+func (r *requestRecorder) add(l RequestLog) {
+	r.mu.Lock()
+	r.all = append(r.all, l)
+	r.mu.Unlock()
+}
+
+func (r *requestRecorder) logs() []RequestLog {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]RequestLog(nil), r.all...)
+}
+
+// checkOwnPoliteness checks the crawler's own record of its requests, with
+// no tolerance: per site, and per IP where enforce_delay_per_ip applies, no
+// request (robots.txt included) starts less than its delay after the one
+// before, no delay is below the configured one, and at no request start are
+// more than maxPending requests of its site in flight.
+func checkOwnPoliteness(t testing.TB, logs []RequestLog, delay time.Duration, maxPending int) {
+	t.Helper()
+	if len(logs) == 0 {
+		t.Fatal("the recorder saw no request")
+	}
+	bySite := map[string][]RequestLog{}
+	byIP := map[string][]RequestLog{}
+	for _, l := range logs {
+		if l.Delay < delay {
+			t.Errorf("%s held to %v, below the configured delay %v", l.URI, l.Delay, delay)
+		}
+		bySite[l.Site] = append(bySite[l.Site], l)
+		if l.PerIP {
+			byIP[l.IP] = append(byIP[l.IP], l)
+		}
+	}
+	check := func(kind string, groups map[string][]RequestLog) {
+		for k, ls := range groups {
+			sort.SliceStable(ls, func(i, j int) bool { return ls[i].Start.Before(ls[j].Start) })
+			for i := 1; i < len(ls); i++ {
+				if gap := ls[i].Start.Sub(ls[i-1].Start); gap < ls[i].Delay {
+					t.Errorf("%s %s: %s started %v after %s (delay %v)", kind, k, ls[i].URI, gap, ls[i-1].URI, ls[i].Delay)
+					return
+				}
+			}
+		}
+	}
+	check("site", bySite)
+	check("ip", byIP)
+	for site, ls := range bySite {
+		// ls is sorted by start: sweep with the ends of the earlier ones.
+		var ends []time.Time
+		for _, l := range ls {
+			live := ends[:0]
+			for _, e := range ends {
+				if e.After(l.Start) {
+					live = append(live, e)
+				}
+			}
+			ends = append(live, l.End)
+			if len(ends) > maxPending {
+				t.Errorf("site %s: %d requests in flight when %s started (max_pending %d)", site, len(ends), l.URI, maxPending)
+				break
+			}
+		}
+	}
+	nIP := 0
+	for _, ls := range byIP {
+		nIP += len(ls)
+	}
+	t.Logf("own record: %d requests on %d sites, %d of them paced per IP on %d IPs", len(logs), len(bySite), nIP, len(byIP))
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
@@ -55,6 +56,26 @@ type Config struct {
 	Now func() time.Time
 	// Backlog bounds the messages kept for a peer that is not connected.
 	Backlog int
+	// SourceIP, if set, is the local address of the fetchers' connections
+	// (`trawl node --source-ip`).
+	SourceIP string
+	// KeepAlive and MaxMissedKeepAlives: see MachineConfig.
+	KeepAlive           time.Duration
+	MaxMissedKeepAlives int
+	// ResendWindow is how long URIs sent to the multinode scheduler are
+	// kept to be sent again on a new link (DefaultResendWindow if 0,
+	// none if negative).
+	ResendWindow time.Duration
+	// Feed, if set, feeds the crawled documents to content destinations
+	// (feeding.go); nil crawls without feeding.
+	Feed *FeedConfig
+	// Observe, if set, sees every finished crawl step on the event loop
+	// before it is committed (metrics, recent errors). It must not block
+	// or keep o.
+	Observe func(coll string, o *Outcome)
+	// Record, if set, sees every HTTP request the fetchers make, with the
+	// moment the politeness pacer let it start (Pipeline.Record; tests).
+	Record func(RequestLog)
 }
 
 // Driver runs a node scheduler: the Machine on an event loop, one reader per
@@ -74,7 +95,16 @@ type Driver struct {
 	idleMu sync.Mutex
 	idle   bool
 	stats  map[string]Counters
+	// feeding is the feeding chain while Run runs (Config.Feed).
+	feeding atomic.Pointer[Feeding]
+	// siteStats is refreshed at most every siteStatsEvery.
+	siteStats   map[string]map[string]Counters
+	siteStatsAt time.Time
 }
+
+// siteStatsEvery bounds how often the event loop copies the per-site
+// counters for SiteStats.
+const siteStatsEvery = 500 * time.Millisecond
 
 type event struct {
 	peer    Peer
@@ -84,6 +114,7 @@ type event struct {
 	outcome *Outcome
 	resolve *resolveReq
 	add     *config.Collection
+	exec    func(m *Machine, now time.Time) error
 	addErr  chan error
 }
 
@@ -107,7 +138,9 @@ func New(cfg Config) *Driver {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Driver{cfg: cfg, log: log, now: cfg.Now, pipe: NewPipeline(cfg.Now, nil),
+	pipe := NewPipeline(cfg.Now, nil)
+	pipe.Record = cfg.Record
+	return &Driver{cfg: cfg, log: log, now: cfg.Now, pipe: pipe,
 		events: make(chan event, 4096), jobs: make(chan *Job, cfg.Workers), ips: map[string]string{}}
 }
 
@@ -158,6 +191,9 @@ func (d *Driver) dial(ctx context.Context, network, addr string) (net.Conn, erro
 		return nil, err
 	}
 	var nd net.Dialer
+	if d.cfg.SourceIP != "" {
+		nd.LocalAddr = &net.TCPAddr{IP: net.ParseIP(d.cfg.SourceIP)}
+	}
 	return nd.DialContext(ctx, network, net.JoinHostPort(ip, port))
 }
 
@@ -191,6 +227,8 @@ func (d *Driver) resolve(ctx context.Context, host string) (string, error) {
 type peerConn struct {
 	conn    *cmt.Conn
 	backlog []Output
+	recent  []sentMsg          // URIs sent to the multinode scheduler (reliable.go)
+	pending map[dsOpKey]Output // checksum operations a duplicate server has not answered
 }
 
 // Run runs the node scheduler until ctx ends.
@@ -212,8 +250,16 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 	tr := fetch.NewTransport(fetch.Options{Dial: d.dial, MaxIdleConnsPerHost: 4})
 	defer tr.CloseIdleConnections()
 	env := Env{Dial: d.dial, Transport: tr, Now: d.now, NodeID: d.cfg.NodeID}
+	var fd *Feeding
+	if d.cfg.Feed != nil {
+		if fd, err = NewFeeding(st, *d.cfg.Feed, d.log); err != nil {
+			return err
+		}
+		d.feeding.Store(fd)
+	}
 	m, err := NewMachine(MachineConfig{NodeID: d.cfg.NodeID, AdminHost: d.cfg.AdminHost, AdminPort: d.cfg.AdminPort,
-		DupServers: len(d.cfg.DS), Store: st, Env: env, Logger: d.log}, d.now())
+		DupServers: len(d.cfg.DS), Store: st, Env: env, Logger: d.log, Feeding: fd,
+		KeepAlive: d.cfg.KeepAlive, MaxMissedKeepAlives: d.cfg.MaxMissedKeepAlives}, d.now())
 	if err != nil {
 		return err
 	}
@@ -234,6 +280,10 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 			err = serr
 		}
 	}()
+	if fd != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = fd.Run(ctx) }()
+	}
 	for i := 0; i < d.cfg.Workers; i++ {
 		wg.Add(1)
 		go func() {
@@ -286,6 +336,13 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 			}
 			if err := pc.conn.Send(ctx, o.Msg, o.Priority); err != nil {
 				pc.backlog = append(pc.backlog, o)
+				continue
+			}
+			d.track(pc, o, d.now())
+		}
+		for _, p := range m.DeadPeers() {
+			if pc := peers[p]; pc != nil && pc.conn != nil {
+				pc.conn.Close()
 			}
 		}
 		for _, r := range m.Resolved() {
@@ -322,6 +379,13 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 			d.stats = map[string]Counters{}
 			for _, c := range m.Collections() {
 				d.stats[c] = m.Stats(c)
+			}
+			if now.Sub(d.siteStatsAt) >= siteStatsEvery || now.Before(d.siteStatsAt) {
+				d.siteStatsAt = now
+				d.siteStats = map[string]map[string]Counters{}
+				for _, c := range m.Collections() {
+					d.siteStats[c] = m.SiteStats(c)
+				}
 			}
 		}
 		d.idleMu.Unlock()
@@ -369,11 +433,19 @@ func (d *Driver) handle(ctx context.Context, m *Machine, ev event, peers map[Pee
 	switch {
 	case ev.outcome != nil:
 		*inFlight--
+		if d.cfg.Observe != nil {
+			d.cfg.Observe(ev.outcome.Job.S.Name, ev.outcome)
+		}
 		if err := m.Complete(ev.outcome, now); err != nil {
 			return fmt.Errorf("nodesched: committing %s: %w", ev.outcome.Job.Fetch.URI, err)
 		}
 	case ev.add != nil:
 		ev.addErr <- m.AddCollection(ev.add, now)
+	case ev.exec != nil:
+		ev.addErr <- ev.exec(m, now)
+		d.idleMu.Lock()
+		d.siteStatsAt = time.Time{} // show the change at once
+		d.idleMu.Unlock()
 	case ev.resolve != nil:
 		if ip, ok := m.LookupHost(ev.resolve.host, now); ok {
 			ev.resolve.reply <- ip
@@ -389,27 +461,58 @@ func (d *Driver) handle(ctx context.Context, m *Machine, ev event, peers map[Pee
 		outs := m.Outputs()
 		for _, o := range outs {
 			if o.To == ev.peer {
-				_ = pc.conn.Send(ctx, o.Msg, o.Priority)
+				if pc.conn.Send(ctx, o.Msg, o.Priority) == nil {
+					d.track(pc, o, now)
+				} else if _, isInit := o.Msg.(*cmt.UMInit); !isInit {
+					// The new link is gone already: keep it for the next.
+					pc.backlog = append(pc.backlog, o)
+				}
 			} else {
 				m.out = append(m.out, o)
 			}
 		}
+		recent := pc.recent
+		pc.recent = nil
 		backlog := pc.backlog
 		pc.backlog = nil
 		for _, o := range backlog {
 			if _, isInit := o.Msg.(*cmt.UMInit); isInit {
 				continue
 			}
+			if !ev.peer.DS && reasked(o.Msg) {
+				continue
+			}
 			if err := pc.conn.Send(ctx, o.Msg, o.Priority); err != nil {
 				pc.backlog = append(pc.backlog, o)
+				continue
 			}
+			d.track(pc, o, now)
+		}
+		// URIs sent on the previous links within the window go again: the
+		// old link may have lost them.
+		n := 0
+		for _, r := range recent {
+			if now.Sub(r.at) > d.resendWindow() {
+				continue
+			}
+			if pc.conn.Send(ctx, r.o.Msg, r.o.Priority) == nil {
+				n++
+			}
+			d.track(pc, r.o, r.at) // sent or not, kept for the next link
+		}
+		if n > 0 {
+			d.log.Info("nodesched: URIs sent again on the new link", "peer", ev.peer, "uris", n)
 		}
 	case ev.down:
 		if pc := peers[ev.peer]; pc != nil {
 			pc.conn = nil
+			pc.lost()
 		}
 		m.Connected(ev.peer, false, now)
 	case ev.msg != nil:
+		if pc := peers[ev.peer]; pc != nil && ev.peer.DS {
+			pc.answered(ev.msg)
+		}
 		if err := m.Handle(ev.peer, ev.msg, now); err != nil {
 			d.log.Warn("nodesched: message failed", "peer", ev.peer, "cmd", ev.msg.Code(), "err", err)
 		}
@@ -421,10 +524,16 @@ func (d *Driver) handle(ctx context.Context, m *Machine, ev event, peers map[Pee
 // backoff after a failure.
 func (d *Driver) link(ctx context.Context, p Peer, dial DialFunc) {
 	backoff := 100 * time.Millisecond
+	failures := 0
 	for ctx.Err() == nil {
 		conn, err := dial(ctx)
 		if err != nil {
-			d.log.Debug("nodesched: dial failed", "peer", p, "err", err)
+			failures++
+			lvl := slog.LevelDebug
+			if failures == 1 || failures%30 == 0 {
+				lvl = slog.LevelWarn
+			}
+			d.log.Log(ctx, lvl, "nodesched: peer unreachable, retrying", "peer", p, "err", err, "retry_in", backoff, "failures", failures)
 			t := time.NewTimer(backoff)
 			select {
 			case <-t.C:
@@ -435,7 +544,11 @@ func (d *Driver) link(ctx context.Context, p Peer, dial DialFunc) {
 			backoff = min(backoff*2, 10*time.Second)
 			continue
 		}
-		backoff = 100 * time.Millisecond
+		if failures > 0 {
+			d.log.Info("nodesched: peer reachable again", "peer", p, "failures", failures)
+		}
+		failures = 0
+		started := time.Now()
 		done := make(chan error, 1)
 		go func() { done <- conn.Run(ctx) }()
 		select {
@@ -455,11 +568,26 @@ func (d *Driver) link(ctx context.Context, p Peer, dial DialFunc) {
 		if ctx.Err() != nil {
 			return
 		}
-		d.log.Info("nodesched: link lost", "peer", p, "err", err)
+		d.log.Warn("nodesched: link lost", "peer", p, "err", err)
 		select {
 		case d.events <- event{peer: p, down: true}:
 		case <-ctx.Done():
 			return
+		}
+		// A link the peer ends at once (an allow-list, a replica not
+		// promoted) must not be redialled in a tight loop; one that lived
+		// redials at once.
+		if time.Since(started) < time.Second {
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+			backoff = min(backoff*2, 10*time.Second)
+		} else {
+			backoff = 100 * time.Millisecond
 		}
 	}
 }

@@ -60,6 +60,14 @@ type MachineConfig struct {
 	Store      *store.Store
 	Env        Env // dialer and clock for the compiled settings
 	Logger     *slog.Logger
+	// KeepAlive is the keep-alive period of the links (KeepaliveInterval
+	// if 0); MaxMissedKeepAlives periods in a row without an answer drop a
+	// link (DefaultMaxMissedKeepAlives if 0).
+	KeepAlive           time.Duration
+	MaxMissedKeepAlives int
+	// Feeding, if set, receives the content operations of the crawl
+	// (feeding.go): they commit in the same store batches as the steps.
+	Feeding *Feeding
 }
 
 // Machine is the node scheduler of MS-FSCMT 3.1 as a state machine: messages,
@@ -76,6 +84,8 @@ type Machine struct {
 	rr    int
 
 	out []Output
+	// stepFeed holds the content operations of the step being committed.
+	stepFeed feedOps
 
 	mnsUp     bool
 	mnsKAPend bool
@@ -85,6 +95,8 @@ type Machine struct {
 	resolved   []Resolution
 
 	nextKA, nextQuarantine, nextStats time.Time
+
+	lk linkState // links.go
 
 	now time.Time // time of the event being processed
 
@@ -130,6 +142,17 @@ type collection struct {
 	inflight map[string]int // site -> fetches out
 	stats    Counters
 	reported Counters
+	// sites are the counters by crawl site (the same names as stats; every
+	// increment goes to the collection and to one site), reportedSites
+	// what CMD_UM_STAT carried of them; cur is the site the event being
+	// processed is about (nil: none).
+	sites         map[string]Counters
+	reportedSites map[string]Counters
+	cur           Counters
+	curSite       string
+	// refreshOnly is CollectionEnableRefreshOnly: only URIs already in the
+	// store are fetched.
+	refreshOnly bool
 }
 
 // NewMachine returns a node scheduler over cfg.Store.
@@ -147,7 +170,7 @@ func NewMachine(cfg MachineConfig, now time.Time) (*Machine, error) {
 	m := &Machine{cfg: cfg, st: cfg.Store, log: log, colls: map[string]*collection{},
 		ds: make([]dsStatus, cfg.DupServers), dnsPending: map[string][]dnsWaiter{},
 		nodeIDs: map[string]int64{}, nodeName: map[int64]string{},
-		nextKA: now.Add(KeepaliveInterval), nextQuarantine: now.Add(QuarantineInterval), nextStats: now.Add(StatsInterval)}
+		nextKA: now.Add(cfg.keepAlive()), nextQuarantine: now.Add(QuarantineInterval), nextStats: now.Add(StatsInterval)}
 	err := m.st.IterRaw(store.SpaceMeta, []byte(nodeIDPrefix), func(k, v []byte) error {
 		id, err := strconv.ParseInt(string(v), 10, 64)
 		if err == nil {
@@ -208,8 +231,10 @@ func (m *Machine) Connected(p Peer, up bool, now time.Time) {
 	m.now = now
 	if !p.DS {
 		m.mnsUp, m.mnsKAPend = up, false
+		m.keepAliveAnswered(p)
 		if up {
 			m.send(MNS, &cmt.UMInit{NodeID: m.cfg.NodeID, AdminHost: m.cfg.AdminHost, AdminPort: m.cfg.AdminPort})
+			m.askAgain()
 		}
 		return
 	}
@@ -218,6 +243,7 @@ func (m *Machine) Connected(p Peer, up bool, now time.Time) {
 	}
 	d := &m.ds[p.Index]
 	d.up, d.kaPend, d.updated = up, false, false
+	m.keepAliveAnswered(p)
 	if up {
 		for _, name := range m.order {
 			if c := m.colls[name]; c.s.UseDupServers {
@@ -307,12 +333,16 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	if err := m.feedSetup(cc.Name, s, FeedingState{}); err != nil {
+		return err
+	}
 	f, err := frontier.Open(m.st, s.Frontier, m.log, now)
 	if err != nil {
 		return fmt.Errorf("nodesched: collection %s: %w", cc.Name, err)
 	}
 	c := &collection{s: s, gen: 1, front: f, state: cmt.StateActive, quar: map[string]time.Time{},
-		inflight: map[string]int{}, stats: Counters{}, reported: Counters{}}
+		inflight: map[string]int{}, stats: Counters{}, reported: Counters{},
+		sites: map[string]Counters{}, reportedSites: map[string]Counters{}}
 	m.colls[cc.Name] = c
 	m.order = append(m.order, cc.Name)
 	if s.UseDupServers {
@@ -327,6 +357,9 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 func (m *Machine) updateCollection(c *collection, cc *config.Collection, now time.Time) error {
 	s, err := Compile(cc, m.cfg.Env)
 	if err != nil {
+		return err
+	}
+	if err := m.feedSetup(c.s.Name, s, c.feeding); err != nil {
 		return err
 	}
 	if err := c.front.Close(); err != nil {
@@ -390,15 +423,39 @@ func (m *Machine) route(coll, site string) (own, known bool) {
 // else in a transaction of its own) and sends the others to the multinode
 // scheduler as CMD_UM_URI.
 func (m *Machine) addLinks(c *collection, now time.Time, links []Link, tx *frontier.Tx, referrer string) error {
+	if c.cur == nil && tx == nil && len(links) > 0 {
+		// Not found in a document (start URIs, refetches): each link counts
+		// for its own site.
+		for _, l := range links {
+			c.cur = c.site(l.Site)
+			err := m.addLinks(c, now, []Link{l}, nil, referrer)
+			c.cur = nil
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	refSite := ""
+	if referrer != "" && c.cur != nil {
+		refSite = c.curSite
+	}
 	var own []frontier.Entry
 	for _, l := range links {
+		if refSite != "" {
+			if l.Site == refSite {
+				c.count("links_local", 1)
+			} else {
+				c.count("links_other", 1)
+			}
+		}
 		if o, _ := m.route(c.s.Name, l.Site); o {
 			own = append(own, frontier.Entry{URI: l.URI, Site: l.Site, Referrer: referrer, Hops: l.Hops,
 				URIFlags: l.Flags, Extra: encodeMeta(entryMeta{Redirects: l.Redirects})})
 			continue
 		}
 		m.send(MNS, &cmt.UMURI{Collection: c.s.Name, Entry: wireEntry(l, referrer, c.front.Cycle())})
-		c.stats.add("uris_to_multinode", 1)
+		c.count("uris_to_multinode", 1)
 	}
 	if len(own) == 0 {
 		return nil
@@ -411,9 +468,9 @@ func (m *Machine) addLinks(c *collection, now time.Time, links []Link, tx *front
 		res, err = c.front.Add(now, own...)
 		m.pump(c)
 	}
-	c.stats.add("uris_queued", int64(res.Queued))
-	c.stats.add("uris_seen_before", int64(res.Duplicate))
-	c.stats.add("uris_too_deep", int64(res.TooDeep))
+	c.count("uris_queued", int64(res.Queued))
+	c.count("uris_seen_before", int64(res.Duplicate))
+	c.count("uris_too_deep", int64(res.TooDeep))
 	return err
 }
 
@@ -474,7 +531,7 @@ func (m *Machine) entryFromWire(c *collection, e *cmt.Entry, urgent bool) (front
 	} else {
 		u, ok := Screen(c.s, raw)
 		if !ok {
-			c.stats.add("uris_screened_out", 1)
+			c.count("uris_screened_out", 1)
 			return frontier.Entry{}, false
 		}
 		nu, site = u.String(), urls.Site(u)
@@ -508,11 +565,13 @@ func (m *Machine) Handle(from Peer, msg cmt.Message, now time.Time) error {
 		m.send(from, &cmt.UMKeepaliveAck{})
 	case *cmt.UMKeepaliveAck:
 		m.mnsKAPend = false
+		m.keepAliveAnswered(MNS)
 	case *cmt.PPDUPKeepalive: // 3.1.5.27
 		m.send(from, &cmt.PPDUPKeepaliveAck{})
 	case *cmt.PPDUPKeepaliveAck:
 		if from.DS && from.Index < len(m.ds) {
 			m.ds[from.Index].kaPend = false
+			m.keepAliveAnswered(from)
 		}
 	case *cmt.UMURI: // 3.1.5.2
 		return m.receiveURI(x.Collection, &x.Entry, false, now)
@@ -533,6 +592,7 @@ func (m *Machine) Handle(from Peer, msg cmt.Message, now time.Time) error {
 	case *cmt.AdmConfFeedingSuspend: // 3.1.5.6
 		if c := m.colls[x.Collection]; c != nil {
 			m.feedingSuspend(c, x)
+			m.feedSuspended(c)
 		}
 	case *cmt.UMAddRoute: // 3.1.5.7
 		return m.addRoute(x, now)
@@ -577,10 +637,13 @@ func (m *Machine) Handle(from Peer, msg cmt.Message, now time.Time) error {
 			c.state = x.State
 		}
 	case *cmt.UMStartCrawlIPReply: // 3.1.5.21
+		m.grantAnswered(x.Collection, x.Site)
 		if c := m.colls[x.Collection]; c != nil {
 			c.front.Grant(x.Site, x.IP, x.Allowed, now)
 			if !x.Allowed {
-				c.stats.add("crawl_ip_denied", 1)
+				c.setCur(x.Site)
+				c.count("crawl_ip_denied", 1)
+				c.clearCur()
 			}
 			m.pump(c)
 		}
@@ -608,7 +671,7 @@ func (m *Machine) Handle(from Peer, msg cmt.Message, now time.Time) error {
 	case *cmt.PPDUPError: // 3.1.5.26
 		m.log.Warn("nodesched: duplicate server error", "peer", from, "collection", x.Collection, "why", x.Why)
 		if c := m.colls[x.Collection]; c != nil {
-			c.stats.add("dupserver_errors", 1)
+			c.count("dupserver_errors", 1)
 		}
 	default:
 		m.log.Debug("nodesched: message not for a node scheduler ignored", "peer", from, "cmd", msg.Code())
@@ -625,13 +688,18 @@ func (m *Machine) receiveURI(coll string, e *cmt.Entry, urgent bool, now time.Ti
 	if c.state == cmt.StateRemoving || c.state == cmt.StateBlocked {
 		return nil
 	}
+	c.setCur(entrySiteOf(e))
+	defer c.clearCur()
 	fe, ok := m.entryFromWire(c, e, urgent)
 	if !ok {
 		return nil
 	}
+	if fe.Site != c.curSite {
+		c.setCur(fe.Site)
+	}
 	res, err := c.front.Add(now, fe)
-	c.stats.add("uris_queued", int64(res.Queued))
-	c.stats.add("uris_seen_before", int64(res.Duplicate))
+	c.count("uris_queued", int64(res.Queued))
+	c.count("uris_seen_before", int64(res.Duplicate))
 	m.pump(c)
 	return err
 }
@@ -743,14 +811,20 @@ func (m *Machine) refresh(c *collection, flags cmt.RefreshFlags, now time.Time) 
 			b.Discard()
 			return err
 		}
-		c.stats.add("deleted", 1)
-		return b.Commit()
+		if err := m.feedDeleted(c, b, uri); err != nil {
+			b.Discard()
+			return err
+		}
+		c.setCur(site)
+		c.count("deleted", 1)
+		c.clearCur()
+		return m.feedCommit(c.s.Name, b, b.Commit, m.takeStepFeed(), "")
 	})
 	m.pump(c)
 	if err != nil {
 		return err
 	}
-	c.stats.add("refresh_cycles", 1)
+	c.count("refresh_cycles", 1)
 	m.log.Info("nodesched: refresh cycle started", "collection", c.s.Name, "cycle", rep.Cycle, "seeded", rep.Seeded, "truncated", rep.Truncated)
 	return m.addLinks(c, now, forceStart(others), nil, "")
 }
@@ -786,7 +860,12 @@ func (m *Machine) remove(name string) error {
 				return err
 			}
 		}
-		if err := b.Commit(); err != nil {
+		ops, err := m.feedRemoveCollection(name, b)
+		if err != nil {
+			b.Discard()
+			return err
+		}
+		if err := m.feedCommit(name, b, b.Commit, ops, ""); err != nil {
 			return err
 		}
 		for i := range m.ds {
@@ -810,7 +889,11 @@ func (m *Machine) reprocess(c *collection, x *cmt.UMReprocessSite) error {
 	if len(c.reproc) > 1024 {
 		c.reproc = c.reproc[len(c.reproc)-1024:]
 	}
-	c.stats.add("reprocess_requests", 1)
+	c.count("reprocess_requests", 1)
+	if err != nil {
+		return err
+	}
+	_, err = m.feedReprocess(c, x.Site, x.Prefix, x.Exact, x.Destination)
 	return err
 }
 
@@ -819,20 +902,27 @@ func (m *Machine) deleteSite(c *collection, site string) error {
 	if err := m.st.SiteURIs(c.s.Name, site, func(uri string) error { uris = append(uris, uri); return nil }); err != nil {
 		return err
 	}
-	return m.deleteList(c, site, uris)
+	return m.deleteList(c, site, uris, true)
 }
 
 func (m *Machine) deleteURIs(c *collection, x *cmt.UMDeleteURIs) error {
 	for _, su := range x.Sites {
-		if err := m.deleteList(c, su.Site, su.URIs); err != nil {
+		if err := m.deleteList(c, su.Site, su.URIs, false); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (m *Machine) deleteList(c *collection, site string, uris []string) error {
-	b := m.st.NewBatch()
+// deleteList deletes the records of uris (every URI of the site when
+// wholeSite) and makes the frontier forget them in the same batch: their
+// queued entries go, and a later link queues them again.
+func (m *Machine) deleteList(c *collection, site string, uris []string, wholeSite bool) error {
+	tx, err := c.front.Begin(m.now)
+	if err != nil {
+		return err
+	}
+	b := tx.Batch()
 	n := 0
 	for _, uri := range uris {
 		rec, ok, err := m.st.URI(c.s.Name, uri)
@@ -849,13 +939,34 @@ func (m *Machine) deleteList(c *collection, site string, uris []string) error {
 			}
 		}
 		if err := b.DeleteURI(c.s.Name, site, uri); err != nil {
-			b.Discard()
+			tx.Discard()
+			return err
+		}
+		if err := m.feedDeleted(c, b, uri); err != nil {
+			tx.Discard()
 			return err
 		}
 		n++
 	}
-	c.stats.add("deleted", int64(n))
-	return b.Commit()
+	var dropped int
+	if wholeSite {
+		dropped, err = tx.DropSite(site, uris)
+	} else {
+		dropped, err = tx.DropURIs(site, uris)
+	}
+	if err != nil {
+		tx.Discard()
+		return err
+	}
+	c.setCur(site)
+	c.count("deleted", int64(n))
+	c.clearCur()
+	err = m.feedCommit(c.s.Name, b, tx.Commit, m.takeStepFeed(), "")
+	m.pump(c)
+	if dropped > 0 {
+		m.log.Debug("nodesched: queued entries dropped", "collection", c.s.Name, "site", site, "entries", dropped)
+	}
+	return err
 }
 
 func (m *Machine) quarantine(coll, site string, secs int64, requeue bool, now time.Time) error {
@@ -979,6 +1090,7 @@ func (m *Machine) pump(c *collection) {
 				}
 				m.dnsPending[host] = append(m.dnsPending[host], dnsWaiter{coll: c.s.Name, site: a.Site})
 			case frontier.ActRequestGrant:
+				m.grantAsked(c.s.Name, a.Site, a.IP)
 				m.send(MNS, &cmt.UMStartCrawlIP{Collection: c.s.Name, IP: a.IP, Site: a.Site})
 			case frontier.ActStopCrawlIP:
 				m.send(MNS, &cmt.UMStopCrawlIP{Collection: c.s.Name, IP: a.IP, Site: a.Site})

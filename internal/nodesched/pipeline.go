@@ -104,10 +104,51 @@ type Outcome struct {
 type Pipeline struct {
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Record, if set, receives every request the pipeline made once it
+	// has ended, with the moment the pacer let it start: tests check
+	// politeness on the crawler's own clock with it. It is called by the
+	// workers concurrently. Nil costs nothing.
+	Record func(RequestLog)
 
 	pacer  pacer
 	mu     sync.Mutex
 	flight map[string]*robotsCall
+}
+
+// RequestLog is one request a Pipeline made (Pipeline.Record).
+type RequestLog struct {
+	Collection string
+	Site       string // the crawl site (host:port)
+	IP         string // the site's IP as the frontier had it
+	PerIP      bool   // the delay also held per IP (enforce_delay_per_ip)
+	URI        string // the document, or the robots.txt, requested
+	Robots     bool   // a robots.txt request
+	Delay      time.Duration
+	// Start is when the pacer let the request go, its connection ready
+	// (one per attempt: a request the transport retries on a new
+	// connection starts again); End is when the fetch returned.
+	Start, End time.Time
+}
+
+// reqTrace collects the starts of one request for Pipeline.Record.
+type reqTrace struct {
+	mu     sync.Mutex
+	starts []time.Time
+}
+
+// record reports the starts of a finished request to p.Record.
+func (p *Pipeline) record(tr *reqTrace, j *Job, uri string, robots bool, d time.Duration) {
+	if tr == nil {
+		return
+	}
+	end := p.Now()
+	tr.mu.Lock()
+	starts := tr.starts
+	tr.mu.Unlock()
+	for _, st := range starts {
+		p.Record(RequestLog{Collection: j.S.Name, Site: j.Fetch.Site, IP: j.Fetch.IP, PerIP: j.S.EnforceDelayIP && j.Fetch.IP != "",
+			URI: uri, Robots: robots, Delay: d, Start: st, End: end})
+	}
 }
 
 type robotsCall struct {
@@ -218,21 +259,34 @@ func (p *Pipeline) paceKeys(j *Job) []string {
 // is ready, until the previous request on the same keys started at least d
 // ago: the spacing then holds at the moment the request is written, however
 // long the dial or the timers took.
-func (p *Pipeline) wait(ctx context.Context, j *Job, d time.Duration) (context.Context, error) {
+func (p *Pipeline) wait(ctx context.Context, j *Job, d time.Duration) (context.Context, *reqTrace, error) {
 	keys := p.paceKeys(j)
 	start := p.pacer.reserve(p.Now(), d, keys...)
 	if err := p.Sleep(ctx, start.Sub(p.Now())); err != nil {
-		return ctx, err
+		return ctx, nil, err
+	}
+	var tr *reqTrace
+	if p.Record != nil {
+		tr = &reqTrace{}
 	}
 	gate := func(httptrace.GotConnInfo) {
 		for {
-			w := p.pacer.begin(p.Now(), d, keys...)
-			if w <= 0 || p.Sleep(ctx, w) != nil {
+			now := p.Now()
+			w := p.pacer.begin(now, d, keys...)
+			if w <= 0 {
+				if tr != nil {
+					tr.mu.Lock()
+					tr.starts = append(tr.starts, now)
+					tr.mu.Unlock()
+				}
+				return
+			}
+			if p.Sleep(ctx, w) != nil {
 				return
 			}
 		}
 	}
-	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: gate}), nil
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: gate}), tr, nil
 }
 
 // robotsFor returns the robots rules of the job's site, downloading them
@@ -270,11 +324,29 @@ func (p *Pipeline) robotsFor(ctx context.Context, j *Job) (rules *robots.Rules, 
 	if r, ok := j.S.RobotsCache.Lookup(j.Fetch.URI); ok {
 		return r, false, nil
 	}
-	rctx, err := p.wait(ctx, j, j.S.Delay)
+	rctx, tr, err := p.wait(ctx, j, j.S.Delay)
 	if err != nil {
 		return nil, false, err
 	}
-	r, err := j.S.RobotsCache.Get(rctx, j.Fetch.URI)
+	// The download runs here, on the traced context, rather than through
+	// RobotsCache.Get (which detaches it): the pacer then holds the
+	// robots.txt request at the moment it is written, like any other.
+	// p.flight already makes concurrent steps of the site share it.
+	ru, err := robots.RobotsURL(j.Fetch.URI)
+	if err != nil {
+		return nil, false, err
+	}
+	res := j.S.robotsOpts.Load(rctx, ru)
+	if tr != nil {
+		p.record(tr, j, ru, true, j.S.Delay)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	if res.URL == "" {
+		res.URL = ru
+	}
+	r, err := j.S.RobotsCache.Put(j.Fetch.URI, robots.FromFetch(res, j.S.robotsOpts.Token, j.S.robotsOpts.Policy))
 	return r, err == nil, err
 }
 
@@ -284,7 +356,7 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 	s := j.S
 	out := &Outcome{Job: j}
 	u, err := url.Parse(j.Fetch.URI)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+	if err != nil || !fetchableScheme(s, u.Scheme) {
 		out.Skipped = "scheme"
 		return out
 	}
@@ -295,7 +367,7 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 		}
 	}
 	delay := s.Delay
-	if s.FetchRobots {
+	if s.FetchRobots && u.Scheme != "ftp" {
 		rules, fresh, err := p.robotsFor(ctx, j)
 		if err != nil {
 			out.Err, out.Kind = err, fetch.KindCanceled
@@ -314,7 +386,7 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 			return out
 		}
 	}
-	fctx, err := p.wait(ctx, j, delay)
+	fctx, tr, err := p.wait(ctx, j, delay)
 	if err != nil {
 		out.Err, out.Kind = err, fetch.KindCanceled
 		return out
@@ -327,8 +399,11 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 		req.ETag = j.Prev.ETag
 	}
 	out.Start = p.Now()
-	resp, err := s.Fetcher.Fetch(fctx, req)
+	resp, err := fetchDoc(fctx, s, u, req)
 	out.Duration = p.Now().Sub(out.Start)
+	if tr != nil {
+		p.record(tr, j, j.Fetch.URI, false, delay)
+	}
 	if resp != nil {
 		out.Status = resp.Status
 		out.ContentType = resp.ContentType
@@ -382,7 +457,7 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 		p.sitemap(out, body)
 		return out
 	}
-	html := isHTML(out.ContentType)
+	html := isHTML(out.ContentType) && linksWanted(s, u, resp)
 	if !html {
 		if !out.HasChecksum {
 			out.Checksum, out.HasChecksum = extract.ChecksumBytes(body, s.CsumCutOff), true
@@ -495,7 +570,7 @@ func Screen(s *Settings, raw string) (*url.URL, bool) {
 	if err != nil {
 		return nil, false
 	}
-	if nu.Scheme != "http" && nu.Scheme != "https" {
+	if !fetchableScheme(s, nu.Scheme) {
 		return nil, false
 	}
 	if len(s.AllowedSchemes) > 0 && !urls.SchemeAllowed(nu.Scheme, s.AllowedSchemes) {

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
@@ -41,16 +42,40 @@ func urlParse(s string) (*url.URL, error) { return url.Parse(s) }
 //	uris_screened_out  received URIs the rules reject
 //	crawl_ip_denied    CMD_UM_START_CRAWL_IP answers that refused
 //	refresh_cycles     refresh cycles started
+//	processed          URIs taken from the queue and requested
+//	dl_time_us         fetch time in microseconds (with _n samples, _max the longest)
+//	doc_bytes          body bytes of downloaded documents (with _n and _max)
+//	has_lastmod        documents with a Last-Modified header
+//	has_etag           documents with an ETag header
+//	mime_<type>        responses by media type
+//	robots_sitemaps    robots.txt files with Sitemap: lines
+//	links_local        links found to the page's own site
+//	links_other        links found to other sites
+//	refresh_only_skipped  new URIs dropped in refresh-only mode
 //	queued, in_flight, active_sites  frontier gauges (Stats only)
 //
+// Every counter is kept for the collection and for the crawl site the
+// event is about (SiteStats): the site of the fetched page for what a crawl
+// step finds, the URI's own site for start URIs and received entries.
+//
 // CMD_UM_STAT carries the deltas of the counters since the previous report
-// (gauges are sent as they are).
+// (gauges are sent as they are, maxima not at all), with the sites' deltas
+// under the key "sites" ({site: {counter: delta}}).
 type Counters map[string]int64
 
 func (c Counters) add(k string, n int64) {
 	if n != 0 {
 		c[k] += n
 	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (c Counters) clone() Counters {
@@ -65,10 +90,11 @@ func (c Counters) clone() Counters {
 func (m *Machine) Tick(now time.Time) error {
 	m.now = now
 	if !now.Before(m.nextKA) {
-		m.nextKA = now.Add(KeepaliveInterval)
+		m.nextKA = now.Add(m.cfg.keepAlive())
 		if m.mnsUp {
 			if m.mnsKAPend {
 				m.log.Warn("nodesched: no CMD_UM_KEEPALIVE_ACK from the multinode scheduler since the last keep-alive")
+				m.missedKeepAlive(MNS)
 			}
 			m.mnsKAPend = true
 			m.send(MNS, &cmt.UMKeepalive{})
@@ -80,6 +106,7 @@ func (m *Machine) Tick(now time.Time) error {
 			}
 			if d.kaPend {
 				m.log.Warn("nodesched: no PPDUP_KEEPALIVE_ACK from duplicate server", "dupserver", i)
+				m.missedKeepAlive(DS(i))
 			}
 			d.kaPend = true
 			m.send(DS(i), &cmt.PPDUPKeepalive{})
@@ -132,6 +159,9 @@ func (m *Machine) reportStats(c *collection) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
+		if strings.HasSuffix(k, "_max") {
+			continue // a sum of maxima means nothing
+		}
 		if delta := c.stats[k] - c.reported[k]; delta != 0 {
 			d = append(d, marshal.Pair{Key: marshal.Str(k), Value: marshal.Int(delta)})
 		}
@@ -139,6 +169,18 @@ func (m *Machine) reportStats(c *collection) {
 	fs := c.front.Stats()
 	d = append(d, marshal.Pair{Key: marshal.Str("queued"), Value: marshal.Int(fs.Queued)},
 		marshal.Pair{Key: marshal.Str("active_sites"), Value: marshal.Int(fs.ActiveSites)})
+	if sd := c.siteDeltas(); len(sd) > 0 {
+		sites := make(marshal.Dict, 0, len(sd))
+		for _, site := range sortedKeys(sd) {
+			cs := sd[site]
+			sub := make(marshal.Dict, 0, len(cs))
+			for _, k := range sortedKeys(cs) {
+				sub = append(sub, marshal.Pair{Key: marshal.Str(k), Value: marshal.Int(cs[k])})
+			}
+			sites = append(sites, marshal.Pair{Key: marshal.Str(site), Value: sub})
+		}
+		d = append(d, marshal.Pair{Key: marshal.Str("sites"), Value: sites})
+	}
 	c.reported = c.stats.clone()
 	m.send(MNS, &cmt.UMStat{Collection: c.s.Name, Stats: d})
 }
@@ -154,6 +196,7 @@ func (m *Machine) Next(now time.Time) (job *Job, ok bool, wake time.Time) {
 		if c.state != cmt.StateActive {
 			continue
 		}
+	again:
 		fe, ok, w := c.front.Next(now)
 		m.pump(c)
 		if !ok {
@@ -162,12 +205,18 @@ func (m *Machine) Next(now time.Time) (job *Job, ok bool, wake time.Time) {
 			}
 			continue
 		}
-		m.rr = (m.rr + i + 1) % n
 		c.inflight[fe.Site]++
 		j := &Job{S: c.s, Gen: c.gen, Fetch: fe, Meta: decodeMeta(fe.Extra), Store: m.st}
-		if rec, ok, err := m.st.URI(c.s.Name, fe.URI); err == nil && ok {
-			j.Prev = rec
+		// A fresh URI (never queued before) has no record: skip the lookup.
+		if !fe.Fresh {
+			if rec, ok, err := m.st.URI(c.s.Name, fe.URI); err == nil && ok {
+				j.Prev = rec
+			}
 		}
+		if m.skipRefreshOnly(c, fe, j.Prev != nil, now) {
+			goto again
+		}
+		m.rr = (m.rr + i + 1) % n
 		return j, true, time.Time{}
 	}
 	return nil, false, wake
@@ -190,8 +239,13 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 	if c.inflight[j.Fetch.Site]--; c.inflight[j.Fetch.Site] <= 0 {
 		delete(c.inflight, j.Fetch.Site)
 	}
+	c.setCur(j.Fetch.Site)
+	defer c.clearCur()
 	if o.RobotsFresh {
-		c.stats.add("robots_fetched", 1)
+		c.count("robots_fetched", 1)
+		if len(o.Sitemaps) > 0 {
+			c.count("robots_sitemaps", 1)
+		}
 		if o.CrawlDelay > 0 && j.S.ObeyRobotsDelay {
 			if err := c.front.SetCrawlDelay(j.Fetch.Site, o.CrawlDelay, now); err != nil {
 				return err
@@ -216,7 +270,7 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 		tx.Discard()
 		return err
 	}
-	if err := tx.Commit(); err != nil {
+	if err := m.feedCommit(c.s.Name, tx.Batch(), tx.Commit, m.takeStepFeed(), ""); err != nil {
 		return err
 	}
 	m.pump(c)
@@ -240,6 +294,7 @@ func (m *Machine) dsFor(cs cmt.Checksum) Peer {
 func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Time, ppdup **cmt.PPDUPAdd) (frontier.Result, []Link, error) {
 	j, s, b := o.Job, o.Job.S, tx.Batch()
 	name := s.Name
+	m.stepFeed = nil
 	rec := &store.URIRecord{URI: j.Fetch.URI, Site: j.Fetch.Site, Referrer: j.Fetch.Referrer, Hops: j.Fetch.Hops,
 		FirstSeenCycle: j.Fetch.Cycle, FirstSeen: now}
 	if j.Prev != nil {
@@ -259,13 +314,16 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 	}
 	switch o.Skipped {
 	case "robots":
-		c.stats.add("robots_denied", 1)
+		c.count("robots_denied", 1)
 		return frontier.Result{Outcome: frontier.Skipped}, links, nil
 	case "excluded", "scheme":
-		c.stats.add("excluded", 1)
+		c.count("excluded", 1)
 		if j.Prev != nil {
 			rec.Status = store.StatusExcluded
 			if err := b.PutURI(name, rec); err != nil {
+				return frontier.Result{}, nil, err
+			}
+			if err := m.feedStep(c, b, rec, o); err != nil {
 				return frontier.Result{}, nil, err
 			}
 		}
@@ -281,16 +339,21 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 	rec.FetchDuration = o.Duration
 	rec.FetchCount++
 	rec.HTTPCode = o.Status
+	c.count("processed", 1)
+	c.countMax("dl_time_us", o.Duration.Microseconds())
 	if o.Status > 0 {
-		c.stats.add("fetched", 1)
-		c.stats.add("http_"+strconv.Itoa(o.Status), 1)
+		c.count("fetched", 1)
+		c.count("http_"+strconv.Itoa(o.Status), 1)
+		if mt := mediaType(o.ContentType); mt != "" {
+			c.count("mime_"+mt, 1)
+		}
 	}
-	c.stats.add("bytes", o.BytesOnWire)
+	c.count("bytes", o.BytesOnWire)
 	result := frontier.Result{Outcome: frontier.Fetched}
 	key := ""
 	switch {
 	case o.Err != nil:
-		c.stats.add("errors_"+o.Kind.String(), 1)
+		c.count("errors_"+o.Kind.String(), 1)
 		key = fetch.ErrorKey(o.Status, o.Err)
 		if o.Kind.ConnectionFailure() {
 			result.Outcome = frontier.NetError
@@ -307,7 +370,7 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 		rec.Status = store.StatusError
 		rec.ErrorCount++
 	case o.Location != "" || (o.Status >= 300 && o.Status < 400 && !o.NotModified):
-		c.stats.add("redirects", 1)
+		c.count("redirects", 1)
 		rec.Status, rec.Location, rec.ErrorCount = store.StatusRedirect, o.Location, 0
 		rec.ContentType = o.ContentType
 		if o.Status == 200 && o.Body != nil { // meta refresh redirect: keep the page
@@ -325,18 +388,21 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 		act, ok := s.HTTPErrors.Lookup(key)
 		if ok && act.Delete && rec.ErrorCount > act.After {
 			rec.Status = store.StatusDeleted
-			c.stats.add("deleted", 1)
+			c.count("deleted", 1)
 			if err := b.DeleteDocument(name, rec.URI); err != nil {
 				return result, nil, err
 			}
 		}
 		if ok && act.Retry > 0 && rec.RetryCount < act.Retry {
 			rec.RetryCount++
-			c.stats.add("retries", 1)
+			c.count("retries", 1)
 			links = append(links, Link{URI: rec.URI, Site: rec.Site, Hops: j.Fetch.Hops, Redirects: j.Meta.Redirects, Flags: uint32(cmt.URIFForce)})
 		}
 	} else {
 		rec.RetryCount = 0
+	}
+	if err := m.feedStep(c, b, rec, o); err != nil {
+		return result, nil, err
 	}
 	if err := b.PutURI(name, rec); err != nil {
 		return result, nil, err
@@ -358,14 +424,14 @@ func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRec
 		rec.LastModified = o.LastModified
 	}
 	if o.NoIndex {
-		c.stats.add("noindex", 1)
+		c.count("noindex", 1)
 	}
 	if o.NoFollow {
-		c.stats.add("nofollow", 1)
+		c.count("nofollow", 1)
 	}
 	if o.NotModified {
-		c.stats.add("not_modified", 1)
-		c.stats.add("unchanged", 1)
+		c.count("not_modified", 1)
+		c.count("unchanged", 1)
 		result.Outcome = frontier.NotModified
 		if rec.Status != store.StatusDuplicate {
 			rec.Status = store.StatusNotModified
@@ -373,14 +439,21 @@ func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRec
 		return nil
 	}
 	rec.Size = int64(len(o.Body))
+	c.countMax("doc_bytes", rec.Size)
+	if o.LastModified != "" {
+		c.count("has_lastmod", 1)
+	}
+	if o.ETag != "" {
+		c.count("has_etag", 1)
+	}
 	changed := !hadOld || old != o.Checksum
 	result.Changed = changed && hadOld
 	if hadOld && changed {
-		c.stats.add("modified", 1)
+		c.count("modified", 1)
 		rec.ChangeCount++
 		rec.LastChanged = now
 	} else if hadOld {
-		c.stats.add("unchanged", 1)
+		c.count("unchanged", 1)
 	} else {
 		rec.LastChanged = now
 	}
@@ -414,7 +487,7 @@ func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRec
 			if ok && owner != rec.URI {
 				if _, alive, _ := m.st.URI(name, owner); alive {
 					rec.Status, rec.Owner = store.StatusDuplicate, owner
-					c.stats.add("duplicates", 1)
+					c.count("duplicates", 1)
 				} else {
 					ok = false
 				}
@@ -427,7 +500,7 @@ func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRec
 		}
 	}
 	if changed || rec.Status != store.StatusDuplicate {
-		c.stats.add("stored", 1)
+		c.count("stored", 1)
 		if err := b.PutDocument(name, rec.URI, o.Body); err != nil {
 			return err
 		}
@@ -457,13 +530,20 @@ func (m *Machine) addOK(c *collection, x *cmt.PPDUPAddOK, now time.Time) error {
 		}
 	} else if rec.Status != store.StatusDuplicate || rec.Owner != owner {
 		rec.Status, rec.Owner = store.StatusDuplicate, owner
-		c.stats.add("duplicates", 1)
+		c.setCur(rec.Site)
+		c.count("duplicates", 1)
+		c.clearCur()
 	}
 	if err := b.PutURI(c.s.Name, rec); err != nil {
 		b.Discard()
 		return err
 	}
-	return b.Commit()
+	ops, err := m.feedDuplicate(c, b, rec)
+	if err != nil {
+		b.Discard()
+		return err
+	}
+	return m.feedCommit(c.s.Name, b, b.Commit, ops, "")
 }
 
 // removeOK is PPDUP_REMOVE_OK (3.1.5.24).

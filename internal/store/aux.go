@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"sync"
 	"time"
 )
 
@@ -101,25 +102,100 @@ func (s *Store) DNS(host string, now time.Time) (rec *DNSRecord, ok bool, err er
 
 // PutRoute records that site of collection is crawled by node.
 func (b *Batch) PutRoute(collection, site string, node int64) error {
-	return b.b.Set(key(SpaceRoute, site, collection), binary.AppendVarint(nil, node), nil)
+	k := key(SpaceRoute, site, collection)
+	if err := b.b.Set(k, binary.AppendVarint(nil, node), nil); err != nil {
+		return err
+	}
+	b.routes = append(b.routes, routeChange{k: string(k), node: node, ok: true})
+	return nil
 }
 
 // DeleteRoute forgets the routing decision for site.
 func (b *Batch) DeleteRoute(collection, site string) error {
-	return b.b.Delete(key(SpaceRoute, site, collection), nil)
+	k := key(SpaceRoute, site, collection)
+	if err := b.b.Delete(k, nil); err != nil {
+		return err
+	}
+	b.routes = append(b.routes, routeChange{k: string(k)})
+	return nil
 }
 
-// Route returns the node that crawls site.
+// Route returns the node that crawls site. Answers (found or not) are
+// cached in memory: a crawl step asks for every link it found.
 func (s *Store) Route(collection, site string) (node int64, ok bool, err error) {
-	v, found, err := s.get(key(SpaceRoute, site, collection))
-	if err != nil || !found {
+	k := key(SpaceRoute, site, collection)
+	s.routes.mu.Lock()
+	if r, hit := s.routes.m[string(k)]; hit {
+		s.routes.mu.Unlock()
+		return r.node, r.ok, nil
+	}
+	gen := s.routes.gen
+	s.routes.mu.Unlock()
+	v, found, err := s.get(k)
+	if err != nil {
 		return 0, false, err
 	}
-	n, k := binary.Varint(v)
-	if k <= 0 || k != len(v) {
-		return 0, false, fmt.Errorf("%w: route value", errCorrupt)
+	if found {
+		var m int
+		node, m = binary.Varint(v)
+		if m <= 0 || m != len(v) {
+			return 0, false, fmt.Errorf("%w: route value", errCorrupt)
+		}
 	}
-	return n, true, nil
+	s.routes.put(gen, string(k), routeVal{node: node, ok: found})
+	return node, found, nil
+}
+
+// maxRouteCache bounds the route cache (it is emptied when full).
+const maxRouteCache = 1 << 18
+
+type routeVal struct {
+	node int64
+	ok   bool
+}
+
+type routeChange struct {
+	k    string
+	node int64
+	ok   bool
+}
+
+// routeCache remembers route lookups. gen counts commits that changed
+// routes: a lookup that read the database before such a commit does not
+// store its (maybe stale) answer.
+type routeCache struct {
+	mu  sync.Mutex
+	gen uint64
+	m   map[string]routeVal
+}
+
+func (c *routeCache) put(gen uint64, k string, v routeVal) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	if c.m == nil || len(c.m) >= maxRouteCache {
+		c.m = map[string]routeVal{}
+	}
+	c.m[k] = v
+}
+
+// apply records the route changes of a committed batch (all: a prefix of
+// the route space was deleted).
+func (c *routeCache) apply(changes []routeChange, all bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	if all {
+		c.m = nil
+		return
+	}
+	for _, ch := range changes {
+		if c.m != nil {
+			c.m[ch.k] = routeVal{node: ch.node, ok: ch.ok}
+		}
+	}
 }
 
 // Routes calls fn for every routing decision of collection, in site order.

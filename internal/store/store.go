@@ -22,6 +22,14 @@ var ErrClosed = errors.New("store: closed")
 // Default limits.
 const (
 	DefaultMaxDocSize = 64 << 20
+	// DefaultCacheSize keeps the index and filter blocks of the crawl's
+	// tables in memory: with Pebble's 8 MiB every seen-set and record
+	// lookup of a large crawl read them from the files again.
+	DefaultCacheSize = 64 << 20
+	// DefaultMemTableSize: queue entries are written and deleted within
+	// seconds; a larger memtable lets more of them die before a flush, and
+	// means fewer, larger compactions.
+	DefaultMemTableSize = 32 << 20
 )
 
 // Options configure Open. The zero value is usable.
@@ -39,9 +47,10 @@ type Options struct {
 	SetCodec bool
 	// MaxDocSize refuses to store or load larger bodies (default 64 MiB).
 	MaxDocSize int64
-	// CacheSize is Pebble's block cache in bytes (default 8 MiB).
+	// CacheSize is Pebble's block cache in bytes (default DefaultCacheSize).
 	CacheSize int64
-	// MemTableSize is Pebble's memtable size in bytes (default 4 MiB).
+	// MemTableSize is Pebble's memtable size in bytes (default
+	// DefaultMemTableSize; Pebble starts small and grows to it).
 	MemTableSize uint64
 	// Logger receives Pebble's messages (default: discarded below Warn).
 	Logger *slog.Logger
@@ -54,6 +63,7 @@ type Store struct {
 	codec  Codec
 	maxDoc int64
 	closed atomic.Bool
+	routes routeCache
 }
 
 type pebbleLogger struct{ l *slog.Logger }
@@ -75,13 +85,15 @@ func Open(dir string, o Options) (*Store, error) {
 		// (seen-set misses, new sites) cheap.
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
-	if o.CacheSize > 0 {
-		po.Cache = pebble.NewCache(o.CacheSize)
-		defer po.Cache.Unref()
+	if o.CacheSize <= 0 {
+		o.CacheSize = DefaultCacheSize
 	}
-	if o.MemTableSize > 0 {
-		po.MemTableSize = o.MemTableSize
+	po.Cache = pebble.NewCache(o.CacheSize)
+	defer po.Cache.Unref()
+	if o.MemTableSize == 0 {
+		o.MemTableSize = DefaultMemTableSize
 	}
+	po.MemTableSize = o.MemTableSize
 	lg := o.Logger
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
@@ -199,6 +211,9 @@ func (s *Store) count(p []byte) (int, error) {
 type Batch struct {
 	s *Store
 	b *pebble.Batch
+	// route changes, applied to the store's route cache on commit
+	routes    []routeChange
+	routesAll bool
 }
 
 // NewBatch starts a batch.
@@ -220,6 +235,9 @@ func (b *Batch) commit(wo *pebble.WriteOptions) error {
 	b.b.Close()
 	if err != nil {
 		return fmt.Errorf("store: commit: %w", err)
+	}
+	if len(b.routes) > 0 || b.routesAll {
+		b.s.routes.apply(b.routes, b.routesAll)
 	}
 	return nil
 }
@@ -383,6 +401,9 @@ func (b *Batch) DeletePrefix(sp Space, prefix []byte) error {
 	if end == nil {
 		return fmt.Errorf("store: cannot delete an unbounded prefix")
 	}
+	if sp == SpaceRoute {
+		b.routesAll = true
+	}
 	return b.b.DeleteRange(start, end, nil)
 }
 
@@ -398,7 +419,8 @@ func (s *Store) IterRaw(sp Space, prefix []byte, fn func(k, v []byte) error) err
 // RawIter is a positioned iterator over one prefix of a raw key space. Keys
 // exclude the space byte; they and the values are valid until the next move.
 type RawIter struct {
-	it *pebble.Iterator
+	it  *pebble.Iterator
+	buf []byte // the last sought key, reused
 }
 
 // NewRawIter opens an iterator over the keys of sp starting with prefix.
@@ -422,7 +444,10 @@ func (r *RawIter) First() bool { return r.it.First() }
 func (r *RawIter) Last() bool { return r.it.Last() }
 
 // SeekGE moves to the first key >= k (k excludes the space byte).
-func (r *RawIter) SeekGE(sp Space, k []byte) bool { return r.it.SeekGE(rawKey(sp, k)) }
+func (r *RawIter) SeekGE(sp Space, k []byte) bool {
+	r.buf = append(append(r.buf[:0], byte(sp)), k...)
+	return r.it.SeekGE(r.buf)
+}
 
 // Next moves to the next key.
 func (r *RawIter) Next() bool { return r.it.Next() }

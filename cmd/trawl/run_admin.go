@@ -1,0 +1,287 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/trawl/trawl/internal/admin"
+	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/multinode"
+	"github.com/trawl/trawl/internal/nodesched"
+)
+
+// adminFlags are the flags of the HTTP interface's administration side,
+// shared by trawl run, multinode and node.
+type adminFlags struct {
+	token, user, password string
+	files                 string
+	// level is the process's log level, set once the logger exists.
+	level *adminLevel
+}
+
+func (f *adminFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.token, "admin-token", "", "require this token (Authorization: Bearer, or as a basic-auth password) on the HTTP interface's admin API, status page and metrics")
+	fs.StringVar(&f.user, "admin-user", "", "require basic authentication with this user (and --admin-password)")
+	fs.StringVar(&f.password, "admin-password", "", "password for --admin-user")
+	fs.StringVar(&f.files, "admin-files", "", "directory AddURIFile and CollectionDeleteURIFile may read URI files from (default: none, they are refused)")
+}
+
+func (f *adminFlags) auth() admin.Auth {
+	return admin.Auth{Token: f.token, User: f.user, Password: f.password}
+}
+
+// adminLevel is a process's log level: the MS-FSCADM bitmask
+// (GetLogLevel/SetLogLevel) mapped onto an slog.LevelVar.
+type adminLevel struct {
+	mu   sync.Mutex
+	mask int
+	v    *slog.LevelVar
+}
+
+func newAdminLevel(l slog.Level) *adminLevel {
+	a := &adminLevel{v: new(slog.LevelVar)}
+	a.v.Set(l)
+	switch {
+	case l <= slog.LevelDebug:
+		a.mask = admin.LogDebug | admin.LogInfo | admin.LogWarning | admin.LogError | admin.LogCritical
+	case l <= slog.LevelInfo:
+		a.mask = admin.LogInfo | admin.LogWarning | admin.LogError | admin.LogCritical
+	case l <= slog.LevelWarn:
+		a.mask = admin.LogWarning | admin.LogError | admin.LogCritical
+	default:
+		a.mask = admin.LogError | admin.LogCritical
+	}
+	return a
+}
+
+// Mask returns the bitmask.
+func (a *adminLevel) Mask() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.mask
+}
+
+// SetMask sets the bitmask; the slog level becomes the most verbose level
+// it asks for.
+func (a *adminLevel) SetMask(m int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.mask = m
+	switch {
+	case m&(admin.LogDebug|admin.LogVerbose) != 0:
+		a.v.Set(slog.LevelDebug)
+	case m&admin.LogInfo != 0:
+		a.v.Set(slog.LevelInfo)
+	case m&admin.LogWarning != 0:
+		a.v.Set(slog.LevelWarn)
+	default:
+		a.v.Set(slog.LevelError)
+	}
+}
+
+// newLevelLogger is newLogger with a level the admin API can change.
+func newLevelLogger(w io.Writer, level string) (*slog.Logger, *adminLevel, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, nil, fmt.Errorf("bad --log-level %q (want debug, info, warn or error)", level)
+	}
+	al := newAdminLevel(lvl)
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: al.v})), al, nil
+}
+
+// adminHTTP is the administration side of a process's HTTP interface:
+// the MS-FSCADM API at /RPC2, the status page at /status (and / when
+// nothing else serves it), its data at /status.json and the Prometheus
+// metrics at /metrics.
+type adminHTTP struct {
+	backend *crawlAdmin
+	metrics *admin.Metrics
+	reg     *prometheus.Registry
+	auth    admin.Auth
+}
+
+func newAdminHTTP(b *crawlAdmin, f adminFlags) *adminHTTP {
+	b.files = admin.URIFiles{Dir: f.files}
+	h := &adminHTTP{backend: b, reg: prometheus.NewRegistry(), auth: f.auth()}
+	// A new registry holds nothing yet, so registering cannot collide.
+	h.metrics, _ = admin.NewMetrics(h.reg, b.Counters)
+	return h
+}
+
+// observe is the node scheduler's Observe hook.
+func (h *adminHTTP) observe(coll string, o *nodesched.Outcome) { h.backend.observe(h.metrics)(coll, o) }
+
+// mount adds the handlers to mux.
+func (h *adminHTTP) mount(mux *http.ServeMux) {
+	rpc := admin.NewServer(h.backend, admin.ServerOptions{Logger: h.backend.log})
+	status := admin.StatusHandler(h.backend.status)
+	mux.Handle(admin.Path, h.auth.Wrap(rpc))
+	mux.Handle("/status", h.auth.Wrap(status))
+	mux.Handle("/status.json", h.auth.Wrap(status))
+	mux.Handle("/metrics", h.auth.Wrap(admin.MetricsHandler(h.reg)))
+	if _, pat := mux.Handler(httptest.NewRequest(http.MethodGet, "/", nil)); pat == "" {
+		mux.Handle("/{$}", h.auth.Wrap(status))
+	}
+}
+
+// status builds the status page's report.
+func (a *crawlAdmin) status(ctx context.Context) (*admin.StatusReport, error) {
+	all, err := a.collections(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := a.now()
+	rep := &admin.StatusReport{Role: a.role.String(), Time: unix(now), Started: unix(a.started),
+		Rates: a.rates.Rates(), Errors: a.errs.Recent()}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, c := range all {
+		cnt := a.counters[c.name]
+		cs := admin.CollectionStatus{Name: c.name, Status: statusOf(c.state).Code(), Feeding: true,
+			Downloaded: cnt["fetched"], Stored: cnt["stored"], Modified: cnt["modified"], Deleted: cnt["deleted"],
+			Errors: errorTotal(cnt), Bytes: cnt["bytes"], Queued: cnt["queued"], InFlight: cnt["in_flight"],
+			ActiveSites: cnt["active_sites"], Idle: c.idle && cnt["queued"] == 0 && cnt["in_flight"] == 0}
+		if ac := a.colls[c.name]; ac != nil {
+			cs.Feeding = !ac.feedingOff[""]
+			cs.RefreshOnly = ac.refreshOnly
+			if ac.refreshOnly {
+				cs.CrawlMode = "Refreshing(limit=user)"
+			}
+		}
+		if s := a.tracker.Collection(c.name); s != nil {
+			ds := a.dspec(c.name)
+			cur := s.Current()
+			f := statsFlatten(cur, unix(now), float64(ds.Refresh), ds.RefreshMode)
+			cs.Cycle, cs.ProgressPercent, cs.ProgressText = f.Epoch, f.ProgressPercent, f.ProgressText
+		}
+		sites := a.sites[c.name]
+		names := make([]string, 0, len(sites))
+		for s := range sites {
+			names = append(names, s)
+		}
+		sort.Strings(names)
+		for _, s := range names {
+			sc := sites[s]
+			cs.Sites = append(cs.Sites, admin.SiteStatus{Site: s, Downloaded: sc["fetched"], Stored: sc["stored"],
+				Modified: sc["modified"], Deleted: sc["deleted"], Errors: errorTotal(sc), Bytes: sc["bytes"]})
+		}
+		rep.Collections = append(rep.Collections, cs)
+	}
+	return rep, nil
+}
+
+// listenMessage is the line a process prints once its HTTP interface
+// listens.
+func listenMessage(cmd, addr string) string {
+	host := addr
+	if strings.HasPrefix(host, "[::]:") || strings.HasPrefix(host, "0.0.0.0:") {
+		host = "127.0.0.1" + host[strings.LastIndex(host, ":"):]
+	}
+	return fmt.Sprintf("trawl %s: HTTP interface on http://%s/ (admin API /RPC2, status /status, metrics /metrics)\n", cmd, host)
+}
+
+// newRunAdmin builds the administration side of trawl run: the backend in
+// the standalone role over the engine's multinode and node schedulers,
+// mounted on the engine's HTTP interface.
+func newRunAdmin(e *engine, o *runOptions, specs []*multinode.CollectionSpec) *adminHTTP {
+	level := o.adm.level
+	if level == nil {
+		level = newAdminLevel(slog.LevelWarn)
+	}
+	b := newCrawlAdmin(admin.Standalone, e.mns, e.ns, level, e.log.With("role", "admin"))
+	b.configs = o.configs
+	cols := make([]*config.Collection, 0, len(specs))
+	for _, s := range specs {
+		cols = append(cols, s.Config)
+	}
+	b.known(cols)
+	h := newAdminHTTP(b, o.adm)
+	h.metrics.SetFeedBacklog(e.ns.FeedPending)
+	h.mount(e.mux)
+	return h
+}
+
+// serveAdmin serves the administration side of a role process (trawl
+// multinode, trawl node) on addr until ctx ends; ready, if not nil, gets
+// the address once it listens.
+func serveAdmin(ctx context.Context, env *cmdEnv, cmd, addr string, h *adminHTTP, ready chan<- string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("HTTP interface: %w", err)
+	}
+	mux := http.NewServeMux()
+	h.mount(mux)
+	fmt.Fprint(env.stderr, listenMessage(cmd, ln.Addr().String()))
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	go func() { _ = h.backend.run(ctx) }()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// adminAddr is the HTTP interface's address from --admin-listen (or
+// --listen) and the base port: 127.0.0.1:<base> by default, "" for off.
+func adminAddr(flagValue string, basePort int) string {
+	switch flagValue {
+	case "off":
+		return ""
+	case "":
+		return fmt.Sprintf("127.0.0.1:%d", basePort)
+	}
+	return flagValue
+}
+
+// runNodeWithAdmin runs a node scheduler of a multinode setup with its HTTP
+// interface on addr ("" for none); the admin port announced in CMD_UM_INIT
+// is the one it listens on.
+func runNodeWithAdmin(ctx context.Context, env *cmdEnv, cfg nodesched.Config, addr string, adm adminFlags, level *adminLevel, log *slog.Logger) error {
+	if addr == "" {
+		return nodesched.New(cfg).Run(ctx)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("HTTP interface: %w (choose another with --listen or --base-port, or --listen off)", err)
+	}
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok {
+		cfg.AdminPort = int32(ta.Port)
+	}
+	var h *adminHTTP
+	cfg.Observe = func(c string, o *nodesched.Outcome) { h.observe(c, o) }
+	ns := nodesched.New(cfg)
+	h = newAdminHTTP(newCrawlAdmin(admin.NodeScheduler, nil, ns, level, log.With("role", "admin")), adm)
+	h.metrics.SetFeedBacklog(ns.FeedPending)
+	ln.Close() // serveAdmin listens again on the same port
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- serveAdmin(ctx, env, "node", ln.Addr().String(), h, nil) }()
+	err = ns.Run(ctx)
+	cancel()
+	if aerr := <-errc; err == nil {
+		err = aerr
+	}
+	return err
+}

@@ -1,0 +1,263 @@
+package nodesched
+
+import (
+	"context"
+	"mime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/frontier"
+	"github.com/trawl/trawl/internal/urls"
+)
+
+// This file holds what the administration API (MS-FSCADM) needs from a node
+// scheduler beyond the MS-FSCMT messages: per-site counters, the
+// refresh-only mode, refetching a whole site, and a way to run an
+// operation on the driver's event loop.
+
+// count adds n to counter k of the collection and of the current site.
+func (c *collection) count(k string, n int64) {
+	if n == 0 {
+		return
+	}
+	c.stats[k] += n
+	if c.cur != nil {
+		c.cur[k] += n
+	}
+}
+
+// countMax counts one sample v of a quantity: k sums the samples, k_n
+// counts them and k_max keeps the largest, for the collection and the
+// current site.
+func (c *collection) countMax(k string, v int64) {
+	for _, cs := range []Counters{c.stats, c.cur} {
+		if cs == nil {
+			continue
+		}
+		cs[k] += v
+		cs[k+"_n"]++
+		if v > cs[k+"_max"] {
+			cs[k+"_max"] = v
+		}
+	}
+}
+
+// site returns the counters of a crawl site, creating them.
+func (c *collection) site(s string) Counters {
+	cs := c.sites[s]
+	if cs == nil {
+		cs = Counters{}
+		c.sites[s] = cs
+	}
+	return cs
+}
+
+// setCur makes s the site the following counts are about ("" for none).
+func (c *collection) setCur(s string) {
+	if s == "" {
+		c.cur, c.curSite = nil, ""
+		return
+	}
+	c.cur, c.curSite = c.site(s), s
+}
+
+func (c *collection) clearCur() { c.cur, c.curSite = nil, "" }
+
+// entrySiteOf is the crawl site of a received entry, before screening.
+func entrySiteOf(e *cmt.Entry) string {
+	u, err := urlParse(e.URI.URI)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return urls.Site(u)
+}
+
+// mediaType returns the lower-case media type of a Content-Type value
+// ("" when there is none), capped so a hostile header cannot make a huge
+// counter name.
+func mediaType(ct string) string {
+	if ct == "" {
+		return ""
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		mt, _, _ = strings.Cut(ct, ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+	}
+	if len(mt) > 64 || strings.ContainsAny(mt, " \t\r\n") {
+		return "other"
+	}
+	return mt
+}
+
+// SiteStats returns the counters of every crawl site of coll (nil when the
+// collection is unknown).
+func (m *Machine) SiteStats(coll string) map[string]Counters {
+	c := m.colls[coll]
+	if c == nil {
+		return nil
+	}
+	out := make(map[string]Counters, len(c.sites))
+	for s, cs := range c.sites {
+		out[s] = cs.clone()
+	}
+	return out
+}
+
+// SetRefreshOnly turns the refresh-only mode of a collection on or off
+// (MS-FSCADM CollectionEnableRefreshOnly): while it is on, a queued URI
+// that is not in the crawl store is dropped instead of fetched. It
+// reports whether the collection exists.
+func (m *Machine) SetRefreshOnly(coll string, on bool) bool {
+	c := m.colls[coll]
+	if c == nil {
+		return false
+	}
+	c.refreshOnly = on
+	return true
+}
+
+// RefreshOnly reports whether a collection is in refresh-only mode.
+func (m *Machine) RefreshOnly(coll string) bool {
+	c := m.colls[coll]
+	return c != nil && c.refreshOnly
+}
+
+// Refetch queues URIs again, bypassing the seen-set (URIF_FORCE), urgent
+// ones at the front of their site's queue; with site set, every stored URI
+// of each URI's crawl site is queued too (MS-FSCADM CollectionRefetchURI).
+// It returns how many URIs were queued or sent on to the multinode
+// scheduler.
+func (m *Machine) Refetch(coll string, uris []string, site, urgent bool, now time.Time) (int, error) {
+	m.now = now
+	c := m.colls[coll]
+	if c == nil {
+		return 0, nil
+	}
+	var links []Link
+	seen := map[string]bool{}
+	add := func(raw string) {
+		u, err := c.s.Normalizer.Normalize(raw, nil)
+		if err != nil || seen[u.String()] {
+			return
+		}
+		seen[u.String()] = true
+		links = append(links, Link{URI: u.String(), Site: urls.Site(u), Flags: uint32(cmt.URIFForce)})
+	}
+	for _, raw := range uris {
+		add(raw)
+		if !site {
+			continue
+		}
+		u, err := c.s.Normalizer.Normalize(raw, nil)
+		if err != nil {
+			continue
+		}
+		if err := m.st.SiteURIs(c.s.Name, urls.Site(u), func(uri string) error { add(uri); return nil }); err != nil {
+			return 0, err
+		}
+	}
+	if !urgent {
+		return len(links), m.addLinks(c, now, links, nil, "")
+	}
+	for _, l := range links {
+		if own, _ := m.route(c.s.Name, l.Site); !own {
+			m.send(MNS, &cmt.UMURIUrg{Collection: c.s.Name, Entry: wireEntry(l, "", c.front.Cycle())})
+			continue
+		}
+		c.setCur(l.Site)
+		res, err := c.front.Add(now, frontier.Entry{URI: l.URI, Site: l.Site, URIFlags: l.Flags,
+			QueueFlags: frontier.QFUrgent | frontier.QFPrepend | frontier.QFForce, Extra: encodeMeta(entryMeta{})})
+		c.count("uris_queued", int64(res.Queued))
+		c.clearCur()
+		if err != nil {
+			return 0, err
+		}
+	}
+	m.pump(c)
+	return len(links), nil
+}
+
+// skipRefreshOnly drops a URI served in refresh-only mode that the store
+// does not hold; it reports whether it did.
+func (m *Machine) skipRefreshOnly(c *collection, fe frontier.Fetch, known bool, now time.Time) bool {
+	if !c.refreshOnly || known {
+		return false
+	}
+	c.inflight[fe.Site]--
+	if c.inflight[fe.Site] <= 0 {
+		delete(c.inflight, fe.Site)
+	}
+	c.setCur(fe.Site)
+	c.count("refresh_only_skipped", 1)
+	c.clearCur()
+	if err := c.front.Done(fe, frontier.Result{Outcome: frontier.Skipped}, now); err != nil {
+		m.log.Warn("nodesched: dropping a new URI in refresh-only mode", "collection", c.s.Name, "uri", fe.URI, "err", err)
+	}
+	return true
+}
+
+// siteDeltas returns the per-site counter changes since the last report,
+// for CMD_UM_STAT, and marks them reported. Maxima are left out: a sum of
+// maxima means nothing.
+func (c *collection) siteDeltas() map[string]Counters {
+	out := map[string]Counters{}
+	names := make([]string, 0, len(c.sites))
+	for s := range c.sites {
+		names = append(names, s)
+	}
+	sort.Strings(names)
+	for _, s := range names {
+		cur, prev := c.sites[s], c.reportedSites[s]
+		d := Counters{}
+		for k, v := range cur {
+			if strings.HasSuffix(k, "_max") {
+				continue
+			}
+			if dv := v - prev[k]; dv != 0 {
+				d[k] = dv
+			}
+		}
+		if len(d) > 0 {
+			out[s] = d
+		}
+		c.reportedSites[s] = cur.clone()
+	}
+	return out
+}
+
+// Exec runs fn on the driver's event loop, with the machine and the
+// current time, and returns its error: the way the administration API
+// changes a running node scheduler.
+func (d *Driver) Exec(ctx context.Context, fn func(m *Machine, now time.Time) error) error {
+	ch := make(chan error, 1)
+	select {
+	case d.events <- event{exec: fn, addErr: ch}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// SiteStats returns the per-site counters of every collection as of the
+// last loop iteration.
+func (d *Driver) SiteStats() map[string]map[string]Counters {
+	d.idleMu.Lock()
+	defer d.idleMu.Unlock()
+	out := map[string]map[string]Counters{}
+	for coll, sites := range d.siteStats {
+		m := make(map[string]Counters, len(sites))
+		for s, c := range sites {
+			m[s] = c.clone()
+		}
+		out[coll] = m
+	}
+	return out
+}
