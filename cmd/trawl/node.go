@@ -39,6 +39,7 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 	sourceIP := fs.String("source-ip", "", "local IP address of every outgoing connection (fetches and peer links)")
 	keepalive := fs.Duration("keepalive", nodesched.KeepaliveInterval, "keep-alive period of the links; a peer that leaves two in a row unanswered is dropped and dialled again")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	keyFile := fs.String("key-file", "", keyFileHelp)
 	listen := fs.String("listen", "", "address of the HTTP interface: XML-RPC admin API, status page, metrics (default 127.0.0.1:<base-port>; \"off\" disables it)")
 	var adm adminFlags
 	adm.register(fs)
@@ -70,7 +71,11 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		backups[p] = append(backups[p], r)
 	}
-	cfg := nodesched.Config{NodeID: *id, AdminHost: host, AdminPort: int32(*basePort), DataDir: *data,
+	key, err := passwordKey(*keyFile)
+	if err != nil {
+		return err
+	}
+	cfg := nodesched.Config{NodeID: *id, Key: key, AdminHost: host, AdminPort: int32(*basePort), DataDir: *data,
 		MNS: nodesched.TCPDialerFrom(*mns, "multinode "+*mns, *sourceIP, log), Workers: *workers, Logger: log,
 		SourceIP: *sourceIP, KeepAlive: *keepalive}
 	for _, a := range ds {

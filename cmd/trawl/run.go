@@ -57,6 +57,8 @@ type runOptions struct {
 	workers    int
 	basePort   int
 	listen     string
+	keyFile    string
+	key        *config.Key
 	logLevel   string
 	progress   string
 	idleSettle time.Duration
@@ -79,6 +81,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.IntVar(&o.basePort, "base-port", 13000, "base port: the HTTP interface (XML-RPC admin, search, status) listens on base+0")
 	fs.StringVar(&o.listen, "listen", "", "address of the HTTP interface (default 127.0.0.1:<base-port>; \"off\" disables it)")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	fs.StringVar(&o.keyFile, "key-file", "", keyFileHelp)
 	fs.StringVar(&o.progress, "progress", "auto", "live progress line: auto (on a terminal), on, off")
 	fs.DurationVar(&o.idleSettle, "idle-settle", 1500*time.Millisecond, "with --once: how long the crawl must stay idle to count as complete")
 	o.adm.register(fs)
@@ -106,6 +109,9 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	o.adm.level = level
 	if err := os.MkdirAll(o.data, 0o755); err != nil {
+		return err
+	}
+	if o.key, err = passwordKey(o.keyFile); err != nil {
 		return err
 	}
 
@@ -328,6 +334,7 @@ func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logge
 		MNS:       e.pipeTo("multinode", e.mns.Attach),
 		DS:        []nodesched.DialFunc{e.pipeTo("dupserver", e.ds.Serve)},
 		Workers:   o.workers,
+		Key:       o.key,
 		Logger:    log.With("role", "nodesched"),
 		Feed:      e.search.feed(),
 		Observe:   func(c string, oc *nodesched.Outcome) { e.admin.observe(c, oc) },

@@ -63,6 +63,9 @@ func TestRunUsage(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, `bad.xml:1: collection c: parameter dealy: unknown parameter (did you mean "delay"?)`) {
 		t.Errorf("bad config: exit %d, %q", code, errOut)
 	}
+	if code, _, errOut := runTrawl(t, "", "run", "--demo", "--data", dir, "--key-file", filepath.Join(dir, "nokey")); code != 1 || !strings.Contains(errOut, "key file") {
+		t.Errorf("missing key file: exit %d, %q", code, errOut)
+	}
 	if code, _, errOut := runTrawl(t, "", "run", "--help"); code != 0 || !strings.Contains(errOut, "--once") {
 		t.Errorf("--help: exit %d", code)
 	}

@@ -56,6 +56,9 @@ type Config struct {
 	Now func() time.Time
 	// Backlog bounds the messages kept for a peer that is not connected.
 	Backlog int
+	// Key decrypts "!ENC!" passwords in the collections (nil: none; a
+	// collection with encrypted passwords then fails to compile).
+	Key *config.Key
 	// SourceIP, if set, is the local address of the fetchers' connections
 	// (`trawl node --source-ip`).
 	SourceIP string
@@ -249,7 +252,7 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 	}
 	tr := fetch.NewTransport(fetch.Options{Dial: d.dial, MaxIdleConnsPerHost: 4})
 	defer tr.CloseIdleConnections()
-	env := Env{Dial: d.dial, Transport: tr, Now: d.now, NodeID: d.cfg.NodeID}
+	env := Env{Dial: d.dial, Transport: tr, Now: d.now, NodeID: d.cfg.NodeID, Key: d.cfg.Key}
 	var fd *Feeding
 	if d.cfg.Feed != nil {
 		if fd, err = NewFeeding(st, *d.cfg.Feed, d.log); err != nil {

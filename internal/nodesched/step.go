@@ -385,7 +385,11 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 		}
 	}
 	if key != "" {
-		act, ok := s.HTTPErrors.Lookup(key)
+		policy := s.HTTPErrors
+		if strings.HasPrefix(rec.URI, "ftp:") && s.Access != nil {
+			policy = s.Access.FTPErrors // ftp_errors decides for FTP URIs
+		}
+		act, ok := policy.Lookup(key)
 		if ok && act.Delete && rec.ErrorCount > act.After {
 			rec.Status = store.StatusDeleted
 			c.count("deleted", 1)
