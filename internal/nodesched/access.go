@@ -220,13 +220,13 @@ func fetchableScheme(s *Settings, scheme string) bool {
 // login covers it. A page that sends the crawler to the login form means
 // the session was lost: the login is done again and the document fetched
 // once more.
-func fetchDoc(ctx context.Context, s *Settings, u *url.URL, req fetch.Request) (*fetch.Response, error) {
+func fetchDoc(ctx context.Context, s *Settings, f *fetch.Fetcher, u *url.URL, req fetch.Request) (*fetch.Response, error) {
 	var ls *fetch.Logins
 	if s.Access != nil && s.Access.Logins != nil && s.Access.Logins.Covers(u) {
 		ls = s.Access.Logins
 	}
 	if ls == nil {
-		return s.Fetcher.Fetch(ctx, req)
+		return f.Fetch(ctx, req)
 	}
 	if err := ls.Ensure(ctx, u); err != nil && !s.Access.LoginFailedIgnore {
 		if ctx.Err() != nil {
@@ -234,7 +234,7 @@ func fetchDoc(ctx context.Context, s *Settings, u *url.URL, req fetch.Request) (
 		}
 		return nil, &fetch.Error{Kind: fetch.KindLogin, URL: req.URL, Err: err}
 	}
-	resp, err := s.Fetcher.Fetch(ctx, req)
+	resp, err := f.Fetch(ctx, req)
 	if err != nil || !sentToLogin(ls, u, resp) {
 		return resp, err
 	}
@@ -245,7 +245,7 @@ func fetchDoc(ctx context.Context, s *Settings, u *url.URL, req fetch.Request) (
 		}
 		return nil, &fetch.Error{Kind: fetch.KindLogin, URL: req.URL, Err: lerr}
 	}
-	return s.Fetcher.Fetch(ctx, req)
+	return f.Fetch(ctx, req)
 }
 
 // sentToLogin reports whether a response redirects to the login form of

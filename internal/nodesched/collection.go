@@ -42,8 +42,11 @@ type Settings struct {
 	Kinds                              extract.KindSet
 	AllowedTypes, URISearchMIME        []string
 	ExtractLinksFromDupes              bool
-	NearDuplicates                     bool    // near_duplicate_detection asked (not honoured; see docs/decisions.md)
-	Access                             *Access // cookies, credentials, proxies, client certificate, FTP, logins (access.go)
+	NearDuplicates                     bool           // near_duplicate_detection asked (not honoured; see docs/decisions.md)
+	Access                             *Access        // cookies, credentials, proxies, client certificate, FTP, logins (access.go)
+	Feeds                              *Feeds         // sitemaps and RSS (extras.go)
+	Score                              *adaptiveScore // adaptive refresh ranking (sitemaps.go)
+	JS                                 *JavaScript    // use_javascript (javascript.go)
 
 	FetchOptions    fetch.Options
 	Fetcher         *fetch.Fetcher
@@ -230,6 +233,9 @@ func Compile(c *config.Collection, env Env) (*Settings, error) {
 	fc.RequireIP = true
 	fc.RequireGrant = true
 	s.Frontier = fc
+	if err := compileExtras(s, eff, fo); err != nil {
+		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)
+	}
 	return s, nil
 }
 

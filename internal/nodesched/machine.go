@@ -451,7 +451,7 @@ func (m *Machine) addLinks(c *collection, now time.Time, links []Link, tx *front
 		}
 		if o, _ := m.route(c.s.Name, l.Site); o {
 			own = append(own, frontier.Entry{URI: l.URI, Site: l.Site, Referrer: referrer, Hops: l.Hops,
-				URIFlags: l.Flags, Extra: encodeMeta(entryMeta{Redirects: l.Redirects})})
+				URIFlags: l.Flags, Extra: encodeMeta(entryMeta{Redirects: l.Redirects, Flags: l.Meta})})
 			continue
 		}
 		m.send(MNS, &cmt.UMURI{Collection: c.s.Name, Entry: wireEntry(l, referrer, c.front.Cycle())})

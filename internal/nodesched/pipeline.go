@@ -25,11 +25,16 @@ import (
 // Extra: the number of consecutive redirects that led to the URI.
 type entryMeta struct {
 	Redirects int
+	Flags     uint8 // metaFeedItem (extras.go); written after Redirects when set
 }
 
 func encodeMeta(m entryMeta) []byte {
 	b := []byte{1}
-	return binary.AppendUvarint(b, uint64(m.Redirects))
+	b = binary.AppendUvarint(b, uint64(m.Redirects))
+	if m.Flags != 0 {
+		b = binary.AppendUvarint(b, uint64(m.Flags))
+	}
+	return b
 }
 
 func decodeMeta(b []byte) entryMeta {
@@ -40,6 +45,9 @@ func decodeMeta(b []byte) entryMeta {
 	v, n := binary.Uvarint(b[1:])
 	if n > 0 && v < 1<<20 {
 		m.Redirects = int(v)
+		if f, k := binary.Uvarint(b[1+n:]); k > 0 && f < 256 {
+			m.Flags = uint8(f)
+		}
 	}
 	return m
 }
@@ -63,6 +71,7 @@ type Link struct {
 	Hops      int
 	Redirects int
 	Flags     uint32
+	Meta      uint8 // entryMeta.Flags of the queue entry
 }
 
 // Outcome is what a worker reports for a Job.
@@ -97,6 +106,16 @@ type Outcome struct {
 	NoFollow     bool
 	Location     string // normalized redirect target (HTTP 3xx or meta refresh redirect)
 	Links        []Link
+	// SitemapEntries are the changefreq and priority a sitemap step read
+	// (sitemaps.go).
+	SitemapEntries []SitemapEntry
+	// Channel is set for an RSS channel step; Expired are the items it
+	// let expire (del_expired_links), deleted once the step is committed.
+	Channel bool
+	Expired []Link
+	// RenderErr is why use_javascript could not render the page (its
+	// links then come from the HTML as fetched).
+	RenderErr error
 }
 
 // Pipeline runs crawl steps: robots.txt, politeness pacing, the fetch, link
@@ -366,6 +385,9 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 			return out
 		}
 	}
+	if s.Score != nil {
+		s.Score.bind(j.Store)
+	}
 	delay := s.Delay
 	if s.FetchRobots && u.Scheme != "ftp" {
 		rules, fresh, err := p.robotsFor(ctx, j)
@@ -399,7 +421,7 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 		req.ETag = j.Prev.ETag
 	}
 	out.Start = p.Now()
-	resp, err := fetchDoc(fctx, s, u, req)
+	resp, err := fetchDoc(fctx, s, fetcherFor(s, j), u, req)
 	out.Duration = p.Now().Sub(out.Start)
 	if tr != nil {
 		p.record(tr, j, j.Fetch.URI, false, delay)
@@ -457,12 +479,19 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 		p.sitemap(out, body)
 		return out
 	}
+	if isChannel(s, j) || (s.Feeds != nil && s.Feeds.RSS.AutoDiscover && isFeedType(out.ContentType)) {
+		p.channel(out, body, p.Now())
+		return out
+	}
 	html := isHTML(out.ContentType) && linksWanted(s, u, resp)
 	if !html {
 		if !out.HasChecksum {
 			out.Checksum, out.HasChecksum = extract.ChecksumBytes(body, s.CsumCutOff), true
 		}
 		return out
+	}
+	if s.JS != nil && !resp.NotModified {
+		body = p.render(ctx, out, body)
 	}
 	res := extract.Extract(body, extract.Options{Kinds: s.Kinds, AgentName: s.AgentToken, ContentType: resp.Header.Get("Content-Type")})
 	if !out.HasChecksum || !resp.NotModified {
@@ -481,7 +510,7 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 		}
 		return out
 	}
-	if out.NoFollow {
+	if out.NoFollow || (j.Meta.Flags&metaFeedItem != 0 && s.Feeds != nil && !s.Feeds.RSS.FollowLinks) {
 		return out
 	}
 	seen := map[string]bool{}
@@ -540,16 +569,12 @@ func (p *Pipeline) redirect(out *Outcome, from *url.URL, loc string, hops, redir
 func (p *Pipeline) sitemap(out *Outcome, body []byte) {
 	s := out.Job.S
 	sm, err := extract.ParseSitemap(body, extract.SitemapOptions{})
-	if err != nil {
+	if err != nil && len(sm.URLs)+len(sm.Sitemaps) == 0 {
 		return
 	}
-	for _, l := range sm.URLs {
-		if nu, ok := p.screen(s, l.Loc); ok {
-			out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu)})
-		}
-	}
+	p.sitemapLinks(out, sm)
 	for _, l := range sm.Sitemaps {
-		if nu, ok := p.screen(s, l.Loc); ok {
+		if nu, ok := screenSitemap(s, l.Loc); ok {
 			out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Flags: uint32(cmt.URIFSitemap)})
 		}
 	}

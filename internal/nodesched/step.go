@@ -270,6 +270,10 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 		tx.Discard()
 		return err
 	}
+	if err := m.stepExtras(c, tx.Batch(), o); err != nil {
+		tx.Discard()
+		return err
+	}
 	if err := m.feedCommit(c.s.Name, tx.Batch(), tx.Commit, m.takeStepFeed(), ""); err != nil {
 		return err
 	}
@@ -277,7 +281,7 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 	if ppdup != nil {
 		m.send(m.dsFor(ppdup.Checksum), ppdup)
 	}
-	return nil
+	return m.afterStep(c, o)
 }
 
 // dsFor picks the duplicate server of a checksum: every node scheduler must
@@ -305,7 +309,7 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 	var links []Link
 	if o.RobotsFresh && s.UseSitemaps {
 		for _, sm := range o.Sitemaps {
-			nu, ok := Screen(s, sm)
+			nu, ok := screenSitemap(s, sm)
 			if !ok || hostOf(urlSite(nu)) != hostOf(j.Fetch.Site) {
 				continue
 			}

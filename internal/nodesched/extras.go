@@ -1,0 +1,219 @@
+package nodesched
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/extract"
+	"github.com/trawl/trawl/internal/fetch"
+	"github.com/trawl/trawl/internal/store"
+	"github.com/trawl/trawl/internal/urls"
+)
+
+// Feeds are the collection's sitemap and RSS settings (MS-FSCCFG
+// use_sitemaps, adaptive/sitemap_weights, the rss section).
+type Feeds struct {
+	// Fetcher fetches sitemaps and RSS channels: the collection's fetcher
+	// without the allowed_types check.
+	Fetcher *fetch.Fetcher
+	RSS     config.RSSSection
+	// Channels are the normalized RSS start URIs (rss start_uris and
+	// start_uri_files).
+	Channels map[string]bool
+	// screen is the collection's settings without exclude_exts, to screen
+	// sitemap URLs (a sitemap is often .xml.gz, and .gz is excluded by
+	// default).
+	screen *Settings
+}
+
+// screenSitemap screens the URL of a sitemap (robots.txt Sitemap line or
+// sitemap index entry): every rule but exclude_exts applies.
+func screenSitemap(s *Settings, raw string) (*url.URL, bool) {
+	if s.Feeds != nil && s.Feeds.screen != nil {
+		return Screen(s.Feeds.screen, raw)
+	}
+	return Screen(s, raw)
+}
+
+// metaFeedItem marks (entryMeta.Flags) a URI found in an RSS channel.
+const metaFeedItem = 1
+
+// maxStartURIFileBytes caps a start_uri_files file.
+const maxStartURIFileBytes = 64 << 20
+
+// compileExtras compiles the options of sitemaps.go and extras.go into s.
+func compileExtras(s *Settings, eff *config.Effective, fo fetch.Options) error {
+	ffo := fo
+	ffo.AllowedTypes = nil
+	var err error
+	f := &Feeds{RSS: eff.RSS(), Channels: map[string]bool{}}
+	if f.Fetcher, err = fetch.New(ffo); err != nil {
+		return fmt.Errorf("feed fetcher: %w", err)
+	}
+	s.Feeds = f
+	ns := *s
+	ns.ExcludeExts = urls.ExtSet{}
+	f.screen = &ns
+	compileJavaScript(s, eff)
+	s.Score = newAdaptiveScore(s.Name, eff, s.URISearchMIME)
+	s.Frontier.Score = s.Score.Score
+
+	for _, file := range eff.StartURIFiles() {
+		us, err := readURIFile(file)
+		if err != nil {
+			return fmt.Errorf("start_uri_files: %w", err)
+		}
+		s.StartURIs = append(s.StartURIs, us...)
+	}
+	channels := append([]string(nil), f.RSS.StartURIs...)
+	for _, file := range f.RSS.StartURIFiles {
+		us, err := readURIFile(file)
+		if err != nil {
+			return fmt.Errorf("rss start_uri_files: %w", err)
+		}
+		channels = append(channels, us...)
+	}
+	for _, raw := range channels {
+		if nu, err := s.Normalizer.Normalize(strings.TrimSpace(raw), nil); err == nil {
+			f.Channels[nu.String()] = true
+			s.StartURIs = append(s.StartURIs, nu.String())
+		}
+	}
+	return nil
+}
+
+// readURIFile reads one URI per line; blank lines and lines starting with
+// '#' are skipped.
+func readURIFile(name string) ([]string, error) {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxStartURIFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", name, maxStartURIFileBytes)
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 4096), 64<<10)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, line)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}
+
+// isChannel reports whether the job fetches an RSS channel.
+func isChannel(s *Settings, j *Job) bool {
+	return s.Feeds != nil && s.Feeds.Channels[j.Fetch.URI]
+}
+
+// fetcherFor is the fetcher of a job: sitemaps and channels are fetched
+// without the allowed_types check.
+func fetcherFor(s *Settings, j *Job) *fetch.Fetcher {
+	if s.Feeds != nil && (j.Fetch.URIFlags&uint32(cmt.URIFSitemap) != 0 || isChannel(s, j)) {
+		return s.Feeds.Fetcher
+	}
+	return s.Fetcher
+}
+
+// isFeedType reports an RSS or Atom media type.
+func isFeedType(ct string) bool {
+	switch ct {
+	case "application/rss+xml", "application/atom+xml", "application/rdf+xml":
+		return true
+	}
+	return false
+}
+
+// channel turns a fetched RSS channel into the step's links: its items
+// newer than max_link_age minutes (0: any age), the newest max_link_count
+// (0: all), one hop further; with del_expired_links the expired items'
+// URIs are deleted. The channel itself is indexed only with index_feed.
+func (p *Pipeline) channel(out *Outcome, body []byte, now time.Time) {
+	s := out.Job.S
+	rss := s.Feeds.RSS
+	if !out.HasChecksum {
+		out.Checksum, out.HasChecksum = extract.ChecksumBytes(body, s.CsumCutOff), true
+	}
+	out.NoIndex = !rss.IndexFeed
+	out.Channel = true
+	sm, err := extract.ParseSitemap(body, extract.SitemapOptions{})
+	if err != nil && len(sm.URLs) == 0 {
+		return
+	}
+	items := sm.URLs
+	sort.SliceStable(items, func(a, b int) bool { return items[a].LastMod.After(items[b].LastMod) })
+	hops := out.Job.Fetch.Hops
+	kept := 0
+	for _, it := range items {
+		nu, ok := p.screen(s, it.Loc)
+		if !ok {
+			continue
+		}
+		expired := rss.MaxLinkAge > 0 && !it.LastMod.IsZero() && now.Sub(it.LastMod) > time.Duration(rss.MaxLinkAge)*time.Minute
+		if !expired && rss.MaxLinkCount > 0 && kept >= rss.MaxLinkCount {
+			expired = true
+		}
+		if expired {
+			if rss.DelExpiredLinks {
+				out.Expired = append(out.Expired, Link{URI: nu.String(), Site: urls.Site(nu)})
+			}
+			continue
+		}
+		kept++
+		out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: hops + 1, Meta: metaFeedItem})
+	}
+}
+
+// stepExtras writes what sitemaps.go and extras.go keep of a step into its
+// batch.
+func (m *Machine) stepExtras(c *collection, b *store.Batch, o *Outcome) error {
+	if o.RenderErr != nil {
+		c.count("errors_javascript", 1)
+		m.log.Warn("nodesched: javascript rendering failed, links taken from the HTML as fetched", "collection", c.s.Name, "site", o.Job.Fetch.Site, "uri", o.Job.Fetch.URI, "err", o.RenderErr)
+	}
+	return putSitemapInfo(b, c.s.Name, o.SitemapEntries)
+}
+
+// afterStep runs, once a step is committed, what needs batches of its own:
+// del_expired_links deletes the stored URIs of expired channel items.
+func (m *Machine) afterStep(c *collection, o *Outcome) error {
+	if len(o.Expired) == 0 {
+		return nil
+	}
+	bySite := map[string][]string{}
+	for _, l := range o.Expired {
+		if own, _ := m.route(c.s.Name, l.Site); !own {
+			continue
+		}
+		if _, ok, err := m.st.URI(c.s.Name, l.URI); err != nil || !ok {
+			continue
+		}
+		bySite[l.Site] = append(bySite[l.Site], l.URI)
+	}
+	for _, site := range sortedKeys(bySite) {
+		m.log.Info("nodesched: RSS items expired, deleted", "collection", c.s.Name, "channel", o.Job.Fetch.URI, "site", site, "uris", len(bySite[site]))
+		if err := m.deleteList(c, site, bySite[site], false); err != nil {
+			return err
+		}
+	}
+	return nil
+}

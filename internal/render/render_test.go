@@ -1,0 +1,81 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func browser(t *testing.T) string {
+	path, err := FindBrowser()
+	if err != nil {
+		t.Skip("chromium is not installed on this machine (test.sh installs Debian's chromium)")
+	}
+	return path
+}
+
+func serve(t *testing.T, h http.Handler) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+func TestRenderScriptLinks(t *testing.T) {
+	p := &Pool{ExecPath: browser(t), MaxTabs: 2, Timeout: 30 * time.Second}
+	defer p.Close()
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		switch r.URL.Path {
+		case "/late":
+			fmt.Fprint(w, `<html><body><script>setTimeout(function(){var a=document.createElement('a');a.href='/late-link.html';document.body.appendChild(a)},200)</script></body></html>`)
+		case "/hang":
+			time.Sleep(5 * time.Second)
+		default:
+			fmt.Fprint(w, `<html><body><script>for (var i=0;i<3;i++){var a=document.createElement('a');a.href='/js/'+i+'.html';a.textContent='x';document.body.appendChild(a)}</script></body></html>`)
+		}
+	}))
+	for _, tc := range []struct {
+		path  string
+		delay time.Duration
+		want  []string
+	}{
+		{"/", 0, []string{`href="/js/0.html"`, `href="/js/1.html"`, `href="/js/2.html"`}},
+		{"/late", time.Second, []string{`href="/late-link.html"`}},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			html, err := p.Render(context.Background(), base+tc.path, tc.delay)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(html, w) {
+					t.Errorf("rendered DOM lacks %s:\n%s", w, html)
+				}
+			}
+		})
+	}
+	t.Run("hung page times out, pool goes on", func(t *testing.T) {
+		hp := &Pool{ExecPath: p.ExecPath, MaxTabs: 1, Timeout: 2 * time.Second}
+		defer hp.Close()
+		start := time.Now()
+		if _, err := hp.Render(context.Background(), base+"/hang", 0); err == nil {
+			t.Fatal("hung page rendered")
+		}
+		if d := time.Since(start); d > 15*time.Second {
+			t.Errorf("render of a hung page took %v", d)
+		}
+		html, err := hp.Render(context.Background(), base+"/", 0)
+		if err != nil || !strings.Contains(html, "/js/0.html") {
+			t.Errorf("render after a timeout: %v %q", err, html)
+		}
+	})
+}
