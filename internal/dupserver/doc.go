@@ -39,4 +39,13 @@
 // from its own store at once (a crawl never waits for a dead replica), keeps
 // the marks, and when the replica comes back it sends the configurations, the
 // pending collection removals and every dirty key again. See docs/decisions.md.
+//
+// # Failover
+//
+// A replica with a failover listener (Server.FailoverListen) is promoted to
+// a duplicate server over the same store when a node scheduler connects
+// there after the duplicate server has been gone for PromoteAfter; the old
+// duplicate server catches up as the promoted one's replica
+// (Server.FailoverReplica). Listeners take an allow-list of peer addresses
+// (Server.Allow). See docs/decisions.md, "Duplicate server failover".
 package dupserver

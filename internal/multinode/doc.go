@@ -41,4 +41,15 @@
 // the site is routed, so that the announcement carries its addresses and
 // their time to live. See docs/decisions.md for the choices the
 // specification leaves open.
+//
+// # Failures
+//
+// A node scheduler that leaves two keep-alives in a row unanswered is
+// dropped; entries forwarded to a node scheduler are forwarded again when it
+// registers again (within Config.ResendWindow); RerouteNode (an operator's
+// command, `trawl multinode --reroute`) or Config.NodeTimeout moves the
+// sites of a node scheduler that will not come back; Config.WaitNodes holds
+// routing at start until enough node schedulers registered; Server.Allow is
+// the allow-list of peer addresses. The process-level tests of a whole
+// multinode crawl are in the clustertest subdirectory.
 package multinode

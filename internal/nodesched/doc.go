@@ -27,4 +27,12 @@
 // back into MS-FSCCFG XML and parsed by internal/config, CollectionFromWire)
 // or, in process, as parsed *config.Collection values (Config.Collections,
 // Driver.AddCollection, Machine.AddCollection).
+//
+// Broken links lose nothing the driver can repeat (docs/decisions.md,
+// "Multinode failures"): URIs sent to the multinode scheduler are sent
+// again on the next link (Config.ResendWindow), checksum operations a
+// duplicate server has not answered go again (FailoverDialer moves to the
+// duplicate server's replica when it is gone), unanswered DNS and crawl-IP
+// requests are asked again, and a peer that leaves two keep-alives in a row
+// unanswered is dropped and dialled again.
 package nodesched

@@ -1,6 +1,7 @@
 package clustertest
 
 import (
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -135,4 +136,35 @@ func TestSeverConnection(t *testing.T) {
 		t.Error("n0 did not log the lost link")
 	}
 	c.checkDuplicates(c.dsOwners())
+}
+
+// TestRerouteDeadNode kills a node scheduler for good; the operator asks
+// the multinode scheduler to reroute its sites (`trawl multinode --reroute
+// ID --data DIR`, the hook of the operator command), and the crawl
+// completes on the other node schedulers. The dead node's sites are
+// fetched again by their new node schedulers (its store went with it); no
+// site is fetched by two live node schedulers.
+func TestRerouteDeadNode(t *testing.T) {
+	c := newCluster(t, faultOpts())
+	c.start()
+	c.waitProgress(0.3, 60*time.Second)
+	c.nodes[2].kill9()
+	c.gone = map[string]bool{c.nodeIPs[2]: true}
+	killedAt := c.progress()
+	c.mns.waitLine(regexp.MustCompile(`node scheduler disconnected" node=n2`), 0, 30*time.Second)
+	out, err := exec.Command(trawl.path, "multinode", "--reroute", "n2", "--data", filepath.Join(c.dir, "mns")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("trawl multinode --reroute: %v\n%s", err, out)
+	}
+	c.mns.waitLine(regexp.MustCompile(`reroute done" node=n2 attrs=[1-9]`), 0, 30*time.Second)
+	c.waitComplete(90*time.Second, 2*time.Second)
+	t.Logf("killed at %d of %d URLs", killedAt, len(c.want))
+	// n2 may not register again under its identifier (and gets no
+	// crawl-IP grant, so it fetches nothing).
+	mark := c.mns.mark()
+	c.nodes[2].start()
+	c.mns.waitLine(regexp.MustCompile(`sites of this node identifier were rerouted, closing the connection`), mark, 30*time.Second)
+	c.nodes[2].kill9()
+	c.stopAll()
+	c.checkFetched()
 }
