@@ -467,6 +467,7 @@ func TestWarnings(t *testing.T) {
 <attrib name="delay" type="real">1</attrib>
 <attrib name="html_redir_is_redir" type="boolean">no</attrib>
 <attrib name="hmtl_redir_threshold" type="integer">5</attrib>
+<attrib name="use_http_1_1" type="boolean">yes</attrib>
 </DomainSpecification></CrawlerConfig>`
 	cfg, err := Parse("w.xml", []byte(src), nil)
 	if err != nil {
@@ -477,10 +478,8 @@ func TestWarnings(t *testing.T) {
 		got = append(got, w.Error())
 	}
 	want := []string{
-		"w.xml:3: collection c: parameter delay: not honoured by the crawl yet",
-		"w.xml:4: collection c: parameter html_redir_is_redir: not honoured by the crawl yet",
-		"w.xml:5: collection c: parameter html_redir_thresh: not honoured by the crawl yet",
 		"w.xml:5: collection c: parameter html_redir_thresh: has no effect: html_redir_is_redir is no",
+		"w.xml:6: collection c: parameter use_http_1_1: not honoured by the crawl yet",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got)\n%s", d)

@@ -203,6 +203,13 @@ func buildSchema() *Schema {
 
 	subParams := pick(top, "accept_compression", "allowed_schemes", "cut_off", "delay", "ftp_passive", "headers", "max_doc",
 		"proxy", "refresh", "refresh_mode", "start_uri_files", "start_uris", "use_http_1_1", "use_javascript", "use_sitemaps")
+	for i, d := range subParams {
+		// Copies: a subcollection's overrides are not applied by the
+		// crawl yet, whatever the collection-level row says.
+		c := *d
+		c.Honoured = false
+		subParams[i] = &c
+	}
 	sub := sec("", "2.2.4.33", "A crawl subcollection (a SubDomain element or a section of subdomains): URIs matching its own include and exclude rules are crawled with its parameters.", subParams,
 		crawlmode, rss, variableDelay, includeDomains, excludeDomains, includeURIs, excludeURIs)
 	subdomains := sec("subdomains", "2.2.4.33", "Crawl subcollections (at least one section; equivalent to SubDomain elements).", nil)
@@ -218,8 +225,81 @@ func buildSchema() *Schema {
 			nodeSections = append(nodeSections, s)
 		}
 	}
+	markHonoured(collection, honouredParams)
+	markHonoured(login, honouredLoginParams)
 	node := sec("", "2.2.7", "Overrides of collection parameters for one node scheduler; the name is the node scheduler's identifier.", top, nodeSections...)
 	return &Schema{Collection: collection, SubCollection: sub, Login: login, Node: node}
+}
+
+// honouredParams are the parameters the crawl uses, each exercised by a
+// test: "name" at top level, "section/name" in a section ("section/*" for
+// every parameter of the section and its template). The rows are read by
+// internal/nodesched (Compile: fetching, robots, extraction, screening,
+// duplicates, http_errors), internal/frontier (scheduling, politeness,
+// seen-set, refresh) and internal/multinode (routing). A subcollection's
+// copies of the top-level rows stay not honoured: the crawl applies the
+// collection and Node levels only.
+var honouredParams = []string{
+	"info", "start_uris", "fetch_timeout", "allowed_types", "force_mimetype_detection", "allowed_schemes",
+	"accept_compression", "cut_off", "truncate", "headers", "if_modified_since",
+	"max_redirects", "html_redir_is_redir", "html_redir_thresh", "check_meta_robots", "uri_search_mime",
+	"exclude_exts", "max_uri_recursion", "sort_query_params", "rewrite_rules",
+	"robots", "robots_ttl", "robots_timeout", "robots_auth_ignore", "robots_tout_ignore", "obey_robots_delay", "use_sitemaps",
+	"delay", "enforce_delay_per_ip", "max_sites", "max_pending", "max_inter_docs", "max_doc",
+	"wqfilter", "smfilter", "max_backoff_counter", "max_backoff_delay",
+	"refresh", "refresh_mode", "refresh_when_idle", "dbswitch", "dbswitch_delete",
+	"use_meta_csum", "csum_cut_off", "domain_clustering",
+	"include_domains/*", "exclude_domains/*", "include_uris/*", "exclude_uris/*",
+	"http_errors/*", "link_extraction/*",
+	"crawlmode/mode", "crawlmode/fwdlinks", "crawlmode/fwdredirects", "crawlmode/reset_level",
+	"workqueue_priority/levels", "workqueue_priority/default", "workqueue_priority/start_uri_pri", "workqueue_priority/pop_scheme",
+	"adaptive/refresh_quota", "adaptive/coverage_min", "adaptive/coverage_max_pct",
+	"pp/use_dupservers", "site_clusters/*",
+	// Access (internal/fetch, internal/nodesched/access.go).
+	"use_cookies", "cookie_timeout", "passwd/*", "proxy", "proxy_max_pending", "key_file", "cert_file",
+	"ftp_acct/*", "ftp_searchlinks", "login_timeout", "login_failed_ignore",
+	// Sitemaps, feeds, start URI files, JavaScript (internal/nodesched,
+	// internal/render).
+	"start_uri_files", "use_javascript", "javascript_delay",
+	"rss/start_uris", "rss/start_uri_files", "rss/follow_links", "rss/max_link_age", "rss/max_link_count",
+}
+
+// honouredLoginParams are the honoured rows of a Login element (forms
+// login, internal/fetch/login.go).
+var honouredLoginParams = []string{"preload", "scheme", "site", "form", "action", "sites", "ttl", "html_form", "autofill", "relogin_if_failed"}
+
+// markHonoured sets Honoured on the rows named by paths (see
+// honouredParams); a name that matches nothing is a mistake in the table.
+func markHonoured(d *SectionDef, paths []string) {
+	for _, path := range paths {
+		secName, name, inSec := strings.Cut(path, "/")
+		if !inSec {
+			name, secName = secName, ""
+		}
+		target := d
+		if inSec {
+			target = nil
+			for _, c := range d.Sections {
+				if c.Name == secName {
+					target = c
+				}
+			}
+		}
+		found := false
+		if target != nil {
+			for _, p := range target.Params {
+				if name == "*" || p.Name == name {
+					p.Honoured, found = true, true
+				}
+			}
+			if name == "*" && target.AnyParam != nil {
+				target.AnyParam.Honoured, found = true, true
+			}
+		}
+		if !found {
+			panic("config: definition table: no parameter " + path)
+		}
+	}
 }
 
 // errorDefaults makes the fixed rows of http_errors or ftp_errors.

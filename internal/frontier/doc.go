@@ -22,13 +22,19 @@
 // memory, plus a few hundred bytes of state per site that has work, is in
 // flight, is blocked or holds a slot. Everything else is in the store:
 //
-//	queue    'q' lp(coll) lp(site) class seq(8, big-endian) -> entry
-//	seen     'h' lp(coll) uri                                -> varint(cycle queued)
+//	queue    'q' lp(coll) lp(site) class seq(8, big-endian) -> entry (version, class, queue flags, fresh flag, ...)
+//	seen     'h' lp(coll) uri                                -> varint(cycle queued) uvarint(hops) class uvarint(seq)
 //	known    'w' lp(coll) lp(site) uri                       -> hops, level, last cycle, fetches, changes
 //	site     'f' lp(coll) 's' site                           -> counts, sequence numbers, cycle, backoff...
 //	global   'f' lp(coll) 'g'                                -> cycle, cycle start
 //	deferred 'f' lp(coll) 'd' lp(site) uri                   -> start URI held for a soft refresh
 //	bloom    'f' lp(coll) 'b'                                -> saved bloom-only filter
+//
+// A site being served loads RefillSize entries at a time. An automatic
+// Bloom filter (about 1.2 bytes per seen URI, grown fourfold when full)
+// sits in front of the exact seen-set, so that a certainly new URI costs no
+// disk read; an entry queued that way is "fresh" (Fetch.Fresh): it was
+// never served, so Done need not read its known record.
 //
 // Class 0 holds urgent entries (QF_URGENT), classes 1..levels the
 // workqueue_priority levels, class levels+1 the URIs rescheduled by adaptive
@@ -52,6 +58,15 @@
 // fetches in a cycle it stops until the next cycle. The slot is given back
 // only when nothing is in flight, so max_sites bounds the sites with fetches
 // outstanding.
+//
+// # Depth and deletes
+//
+// Under crawlmode DEPTH a URI's depth is the minimum over every path to it:
+// a shorter path to a URI already seen this cycle rewrites its queued entry
+// in place (the seen-set value says where it is), or queues the URI again
+// when it was already served (AddResult.Shorter). DropSite and DropURIs
+// (CMD_UM_DELETE_SITE / DELETE_URIS) delete queued entries and forget the
+// URIs (seen-set, known records), in the caller's batch.
 //
 // # Delivery
 //

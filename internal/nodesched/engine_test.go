@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
-	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/webfarm"
 )
@@ -95,6 +94,59 @@ func TestCrawlDepthMatchesExpect(t *testing.T) {
 	}
 	checkOwnPoliteness(t, rec.logs(), 0, col.Effective("", "node1").MaxPending())
 	t.Logf("DEPTH:2: %d URLs; %d requests (a URI reached again by a shorter path after it was fetched is fetched again)", len(got), len(rec.logs()))
-	var _ = config.ParseCrawlMode
-	var _ = webfarm.DefaultConfig
+}
+
+// TestCrawlPoliteSharedIPs crawls a farm where several hosts share an
+// address, with a delay, and checks on the crawler's own record that the
+// delay held per site and per IP (enforce_delay_per_ip, the default),
+// robots.txt requests included, and max_pending per site.
+func TestCrawlPoliteSharedIPs(t *testing.T) {
+	cfg := webfarm.DefaultConfig(11, 10, 12)
+	cfg.StallMax = 0
+	cfg.Port = 0
+	cfg.SharedIPHosts = 4
+	farm, err := webfarm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); farm.Close() })
+	if err := farm.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const delay = 40 * time.Millisecond
+	r := runCrawl(t, farm, t.TempDir(), delay.Seconds(), 8)
+	waitIdle(t, r.d, 120*time.Second)
+	want, err := farm.Expect(r.crawl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missing, extra := diffSets(want, requestedURLs(farm, 0)); len(missing)+len(extra) > 0 {
+		t.Errorf("fetched set differs from Expect: missing %v, extra %v", head(missing), head(extra))
+	}
+	logs := r.rec.logs()
+	sites, ips := map[string]bool{}, map[string]map[string]bool{}
+	robots := 0
+	for _, l := range logs {
+		sites[l.Site] = true
+		if ips[l.IP] == nil {
+			ips[l.IP] = map[string]bool{}
+		}
+		ips[l.IP][l.Site] = true
+		if l.Robots {
+			robots++
+		}
+	}
+	shared := 0
+	for _, s := range ips {
+		if len(s) > 1 {
+			shared++
+		}
+	}
+	if shared == 0 || robots == 0 {
+		t.Fatalf("the test needs IPs shared by sites (%d) and robots.txt requests (%d)", shared, robots)
+	}
+	checkOwnPoliteness(t, logs, delay, r.maxPending)
+	checkPoliteness(t, farm, delay, r.maxPending)
+	t.Logf("%d requests (%d robots.txt) on %d sites, %d IPs shared by several sites", len(logs), robots, len(sites), shared)
 }
