@@ -19,7 +19,7 @@ func TestCrawlBig(t *testing.T) {
 	sites, pages, timeout := 100, 200, 2
 	if raceEnabled {
 		// The detector slows reading the 4 MiB page past 2 s.
-		sites, pages, timeout = 20, 100, 10
+		sites, pages, timeout = 20, 100, 30
 	}
 	farm := startFarm(t, sites, pages)
 	dir := t.TempDir()
