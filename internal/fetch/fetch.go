@@ -58,6 +58,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -485,7 +486,11 @@ func (f *Fetcher) readBody(ctx, parent context.Context, hr *http.Response, resp 
 		return fail(KindTooLarge, fmt.Errorf("content length %d exceeds %d", hr.ContentLength, limit))
 	}
 	var wire io.Reader = countingReader{r: hr.Body, n: &resp.BytesOnWire}
-	dec, err := decoder(hr.Header.Get("Content-Encoding"), wire)
+	encoding := hr.Header.Get("Content-Encoding")
+	dec, err := decoder(encoding, wire)
+	if gz, ok := dec.(*gzip.Reader); ok {
+		defer gzipReaders.Put(gz)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return fail(classify(ctx.Err(), parent), ctx.Err())
@@ -494,8 +499,7 @@ func (f *Fetcher) readBody(ctx, parent context.Context, hr *http.Response, resp 
 	}
 	// Read at most limit+1 decoded bytes: one more than allowed tells that
 	// the body is too long, without reading the rest.
-	buf := bytes.NewBuffer(make([]byte, 0, min(limit+1, 64<<10)))
-	_, err = buf.ReadFrom(io.LimitReader(dec, limit+1))
+	b, err := readAtMost(dec, limit+1, sizeHint(hr.ContentLength, encoding, limit+1))
 	if err != nil {
 		if ctx.Err() != nil {
 			return fail(classify(ctx.Err(), parent), err)
@@ -505,7 +509,6 @@ func (f *Fetcher) readBody(ctx, parent context.Context, hr *http.Response, resp 
 		}
 		return fail(classify(err, parent), err)
 	}
-	b := buf.Bytes()
 	if int64(len(b)) > limit {
 		if !f.o.Truncate {
 			return fail(KindTooLarge, fmt.Errorf("body exceeds %d bytes", limit))
@@ -534,13 +537,58 @@ func isDecodeError(err error) bool {
 		errors.Is(err, zlib.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ce)
 }
 
-// decoder wraps r with the decoder of a Content-Encoding.
+// sizeHint is the buffer to start a body with: the Content-Length when the
+// body is not encoded (plus one byte, to see the end without growing),
+// four times it when compressed, 8 KiB when unknown; never above limit.
+func sizeHint(contentLength int64, encoding string, limit int64) int {
+	n := int64(8 << 10)
+	if contentLength >= 0 {
+		n = contentLength + 1
+		if e := strings.TrimSpace(encoding); e != "" && !strings.EqualFold(e, "identity") {
+			n = 4*contentLength + 1
+		}
+	}
+	return int(min(max(n, 512), limit))
+}
+
+// readAtMost reads r to its end or to limit bytes, starting with a buffer
+// of size bytes and growing it as needed (the body is kept, so it is
+// allocated once at about its size rather than copied from a pooled one).
+func readAtMost(r io.Reader, limit int64, size int) ([]byte, error) {
+	b := make([]byte, 0, size)
+	for int64(len(b)) < limit {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		room := min(int64(cap(b)-len(b)), limit-int64(len(b)))
+		n, err := r.Read(b[len(b) : len(b)+int(room)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+// gzipReaders recycles gzip readers (each holds a 32 KiB window).
+var gzipReaders = sync.Pool{New: func() any { return new(gzip.Reader) }}
+
+// decoder wraps r with the decoder of a Content-Encoding. A *gzip.Reader it
+// returns comes from gzipReaders; the caller puts it back when done.
 func decoder(encoding string, r io.Reader) (io.Reader, error) {
 	switch strings.ToLower(strings.TrimSpace(encoding)) {
 	case "", "identity":
 		return r, nil
 	case "gzip", "x-gzip":
-		return gzip.NewReader(r)
+		gz := gzipReaders.Get().(*gzip.Reader)
+		if err := gz.Reset(r); err != nil {
+			gzipReaders.Put(gz)
+			return nil, err
+		}
+		return gz, nil
 	case "deflate":
 		return newDeflateReader(r)
 	}
