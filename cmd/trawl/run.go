@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -59,6 +60,8 @@ type runOptions struct {
 	listen     string
 	keyFile    string
 	key        *config.Key
+	index      bool
+	cpuProfile string
 	logLevel   string
 	progress   string
 	idleSettle time.Duration
@@ -82,6 +85,8 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&o.listen, "listen", "", "address of the HTTP interface (default 127.0.0.1:<base-port>; \"off\" disables it)")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fs.StringVar(&o.keyFile, "key-file", "", keyFileHelp)
+	fs.BoolVar(&o.index, "index", true, "feed the crawled documents into the full-text index under --data (false: crawl only)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress line: auto (on a terminal), on, off")
 	fs.DurationVar(&o.idleSettle, "idle-settle", 1500*time.Millisecond, "with --once: how long the crawl must stay idle to count as complete")
 	o.adm.register(fs)
@@ -113,6 +118,17 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	if o.key, err = passwordKey(o.keyFile); err != nil {
 		return err
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 
 	ctx, cancel := context.WithCancel(ctx)

@@ -30,10 +30,13 @@ type indexChain struct {
 	first, last              time.Time // first and last document acknowledged
 }
 
-// newIndexChain opens (or creates) the index of data directory o.data. An
-// error is kept in err for runRun to report.
+// newIndexChain opens (or creates) the index of data directory o.data
+// (none with --index=false). An error is kept in err for runRun to report.
 func newIndexChain(o *runOptions, log *slog.Logger) *indexChain {
 	s := &indexChain{log: log}
+	if !o.index {
+		return s // --index=false: crawl only, nothing fed
+	}
 	s.idx, s.err = index.Open(filepath.Join(o.data, "index"), index.Options{Create: true})
 	return s
 }

@@ -70,3 +70,24 @@ func TestRunUsage(t *testing.T) {
 		t.Errorf("--help: exit %d", code)
 	}
 }
+
+// TestRunCrawlOnly: --index=false crawls without an index, and
+// --cpuprofile writes a profile.
+func TestRunCrawlOnly(t *testing.T) {
+	data := t.TempDir()
+	prof := filepath.Join(data, "cpu.prof")
+	code, out, errOut := runTrawl(t, "", "run", "--demo", "--data", data, "--demo-hosts", "2", "--demo-pages", "10",
+		"--progress", "off", "--listen", "off", "--index=false", "--cpuprofile", prof)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "(0 missing)") {
+		t.Errorf("crawl incomplete:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(data, "index")); err == nil {
+		t.Errorf("--index=false created an index")
+	}
+	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
+		t.Errorf("no CPU profile: %v", err)
+	}
+}
