@@ -131,6 +131,28 @@ func (m *Machine) RefreshOnly(coll string) bool {
 // It returns how many URIs were queued or sent on to the multinode
 // scheduler.
 func (m *Machine) Refetch(coll string, uris []string, site, urgent bool, now time.Time) (int, error) {
+	return m.RefetchWith(coll, uris, RefetchOptions{Site: site, Urgent: urgent}, now)
+}
+
+// RefetchOptions are the choices of a refetch (MS-FSCADM
+// CollectionRefetchURI's Site, Immediately and Refeed).
+type RefetchOptions struct {
+	// Site queues every stored URI of each URI's crawl site too.
+	Site bool
+	// Urgent queues them at the front of their site's queue.
+	Urgent bool
+	// Refeed sets URIF_FORCE_REFEED: each document is submitted for
+	// indexing again even if it has not changed (or the server says 304).
+	Refeed bool
+}
+
+// RefetchWith is Refetch with every option.
+func (m *Machine) RefetchWith(coll string, uris []string, o RefetchOptions, now time.Time) (int, error) {
+	site, urgent := o.Site, o.Urgent
+	flags := uint32(cmt.URIFForce)
+	if o.Refeed {
+		flags |= uint32(cmt.URIFForceRefeed)
+	}
 	m.now = now
 	c := m.colls[coll]
 	if c == nil {
@@ -144,7 +166,7 @@ func (m *Machine) Refetch(coll string, uris []string, site, urgent bool, now tim
 			return
 		}
 		seen[u.String()] = true
-		links = append(links, Link{URI: u.String(), Site: urls.Site(u), Flags: uint32(cmt.URIFForce)})
+		links = append(links, Link{URI: u.String(), Site: urls.Site(u), Flags: flags})
 	}
 	for _, raw := range uris {
 		add(raw)

@@ -2,14 +2,18 @@ package nodesched
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
+	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/extract"
 	"github.com/trawl/trawl/internal/feed"
@@ -25,6 +29,8 @@ import (
 //
 //	'm' "feed/o/" lp(collection) ...      the collection's feed.Outbox
 //	'm' "feed/i/" lp(collection) uri      -> checksum (16 bytes, or empty)
+//	'm' "feed/a/" lp(collection) uri      -> anchor texts of links to uri
+//	'm' "feed/r/" lp(collection)          -> refeed cycle (varint)
 //
 // The second key space remembers which URIs were fed as present (the last
 // operation put for them was an add or update, with that content
@@ -38,6 +44,17 @@ import (
 //     collection), an excluded URI or a redirect is removed when marked;
 //   - a failed fetch that is not (yet) a deletion changes nothing: a
 //     transient error is never taken for a deletion.
+//
+// An operation resubmits the document even when the mark says it was fed
+// as it is (force) when its queue entry carries URIF_FORCE_REFEED (an
+// administrator's CollectionRefetchURI with Refeed) or when it is fetched
+// in the refresh cycle an administrator's CollectionRefetch started (a
+// CMD_ADM_CONF_REFRESH with REFRESH_COLLECTION or REFRESH_SUBCOLLECTION).
+//
+// Every crawl step records, in its own batch, the anchor text of the links
+// it found under their targets (at most maxAnchors distinct texts per
+// target, the oldest dropped first); a document's operation carries the
+// anchors recorded when it is fed.
 //
 // With duplicate servers the answer (PPDUP_ADD_OK) comes after the step:
 // a new document is fed at once and removed again if it turns out to be a
@@ -98,7 +115,154 @@ func NewFeeding(st *store.Store, cfg FeedConfig, log *slog.Logger) (*Feeding, er
 const (
 	feedOutboxPrefix = "feed/o/"
 	feedMarkPrefix   = "feed/i/"
+	feedAnchorPrefix = "feed/a/"
+	feedRefeedPrefix = "feed/r/"
 )
+
+// maxAnchors bounds the anchor texts kept for one URI, maxAnchorBytes one
+// anchor text.
+const (
+	maxAnchors     = 32
+	maxAnchorBytes = 256
+)
+
+func anchorPrefix(coll string) []byte {
+	return store.AppendLP([]byte(feedAnchorPrefix), coll)
+}
+
+func anchorKey(coll, uri string) []byte { return append(anchorPrefix(coll), uri...) }
+
+func refeedKey(coll string) []byte { return store.AppendLP([]byte(feedRefeedPrefix), coll) }
+
+// encodeAnchors encodes a list of anchor texts: a count, then each text
+// with its length (uvarints).
+func encodeAnchors(as []string) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(as)))
+	for _, a := range as {
+		b = binary.AppendUvarint(b, uint64(len(a)))
+		b = append(b, a...)
+	}
+	return b
+}
+
+// decodeAnchors decodes encodeAnchors' output; what does not decode (at
+// most maxAnchors texts of at most maxAnchorBytes) is an error.
+func decodeAnchors(b []byte) ([]string, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > maxAnchors {
+		return nil, errors.New("nodesched: bad anchor list")
+	}
+	b = b[k:]
+	out := make([]string, 0, n)
+	for range n {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || l > maxAnchorBytes || l > uint64(len(b)-k) {
+			return nil, errors.New("nodesched: bad anchor list")
+		}
+		out = append(out, string(b[k:k+int(l)]))
+		b = b[k+int(l):]
+	}
+	if len(b) != 0 {
+		return nil, errors.New("nodesched: bad anchor list")
+	}
+	return out, nil
+}
+
+// cleanAnchor returns the anchor text to keep: at most maxAnchorBytes,
+// cut on a rune boundary, valid UTF-8, spaces trimmed.
+func cleanAnchor(a string) string {
+	a = strings.TrimSpace(a)
+	if len(a) > maxAnchorBytes {
+		cut := maxAnchorBytes
+		for cut > 0 && !utf8.RuneStart(a[cut]) {
+			cut--
+		}
+		a = strings.TrimSpace(a[:cut])
+	}
+	return strings.ToValidUTF8(a, "")
+}
+
+// anchors returns the anchor texts recorded for uri (nil when none, or
+// when the record does not decode: anchors only help ranking).
+func (m *Machine) anchors(coll, uri string) []string {
+	v, ok, err := m.st.GetRaw(store.SpaceMeta, anchorKey(coll, uri))
+	if err != nil || !ok {
+		return nil
+	}
+	as, err := decodeAnchors(v)
+	if err != nil {
+		m.log.Warn("nodesched: anchor record", "collection", coll, "uri", uri, "err", err)
+		return nil
+	}
+	return as
+}
+
+// recordAnchors puts in b the anchor texts of links (found by one crawl
+// step) under their targets: each target keeps at most maxAnchors
+// distinct texts, the oldest dropped first. Links to sites routed to
+// another node scheduler are left out (their documents are fed there).
+func (m *Machine) recordAnchors(c *collection, b *store.Batch, links []Link) error {
+	for _, l := range links {
+		a := cleanAnchor(l.Anchor)
+		if a == "" {
+			continue
+		}
+		if own, known := m.route(c.s.Name, l.Site); known && !own {
+			continue
+		}
+		as := m.anchors(c.s.Name, l.URI)
+		if slices.Contains(as, a) {
+			continue
+		}
+		as = append(as, a)
+		if len(as) > maxAnchors {
+			as = as[len(as)-maxAnchors:]
+		}
+		if err := b.SetRaw(store.SpaceMeta, anchorKey(c.s.Name, l.URI), encodeAnchors(as)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refeedCycle returns the refresh cycle of c that resubmits every document
+// (0: none).
+func (m *Machine) refeedCycle(c *collection) int64 {
+	if !c.refeedLoaded {
+		v, ok, err := m.st.GetRaw(store.SpaceMeta, refeedKey(c.s.Name))
+		if err != nil {
+			m.log.Warn("nodesched: reading the refeed cycle", "collection", c.s.Name, "err", err)
+			return 0
+		}
+		c.refeed, c.refeedLoaded = 0, true
+		if ok {
+			if n, k := binary.Varint(v); k > 0 {
+				c.refeed = n
+			}
+		}
+	}
+	return c.refeed
+}
+
+// refeedRefresh records, after a CMD_ADM_CONF_REFRESH that refreshes the
+// collection or a subcollection (an administrator's CollectionRefetch),
+// that the new refresh cycle resubmits every document it fetches.
+func (m *Machine) refeedRefresh(c *collection, flags cmt.RefreshFlags) error {
+	if flags&(cmt.RefreshCollection|cmt.RefreshSubCollection) == 0 {
+		return nil
+	}
+	cycle := c.front.Cycle()
+	b := m.st.NewBatch()
+	if err := b.SetRaw(store.SpaceMeta, refeedKey(c.s.Name), binary.AppendVarint(nil, cycle)); err != nil {
+		b.Discard()
+		return err
+	}
+	if err := b.Commit(); err != nil {
+		return err
+	}
+	c.refeed, c.refeedLoaded = cycle, true
+	return nil
+}
 
 func outboxPrefix(coll string) string {
 	return string(store.SpaceMeta) + feedOutboxPrefix + string(store.AppendLP(nil, coll))
@@ -372,7 +536,9 @@ func (m *Machine) feedPresent(c *collection, b *store.Batch, rec *store.URIRecor
 	if err := b.SetRaw(store.SpaceMeta, markKey(c.s.Name, rec.URI), cs); err != nil {
 		return nil, err
 	}
-	return []feed.Operation{docOp(rec, body, flags, fed)}, nil
+	op := docOp(rec, body, flags, fed)
+	op.Anchors = m.anchors(c.s.Name, rec.URI)
+	return []feed.Operation{op}, nil
 }
 
 // feedAbsent puts in b the removal of uri's mark and returns its remove
@@ -396,7 +562,14 @@ func (m *Machine) feedStep(c *collection, b *store.Batch, rec *store.URIRecord, 
 	if m.cfg.Feeding == nil {
 		return nil
 	}
+	if err := m.recordAnchors(c, b, o.Links); err != nil {
+		return err
+	}
 	j := o.Job
+	force := j.Fetch.URIFlags&uint32(cmt.URIFForceRefeed) != 0
+	if rc := m.refeedCycle(c); rc > 0 && j.Fetch.Cycle == rc {
+		force = true
+	}
 	dupPending := c.s.UseDupServers && len(m.ds) > 0 && j.Prev != nil && j.Prev.Status == store.StatusDuplicate &&
 		j.Prev.HasChecksum && rec.HasChecksum && j.Prev.Checksum == rec.Checksum
 	var ops []feed.Operation
@@ -405,7 +578,7 @@ func (m *Machine) feedStep(c *collection, b *store.Batch, rec *store.URIRecord, 
 	case rec.Status == store.StatusError:
 		return nil // possibly transient: the index keeps what it has
 	case (rec.Status == store.StatusFetched || (rec.Status == store.StatusNotModified && o.Body != nil)) && !o.NoIndex && !dupPending:
-		ops, err = m.feedPresent(c, b, rec, o.Body, j.Fetch.URIFlags, false)
+		ops, err = m.feedPresent(c, b, rec, o.Body, j.Fetch.URIFlags, force)
 	default:
 		ops, err = m.feedAbsent(c, b, rec.URI)
 	}
@@ -499,6 +672,12 @@ func targetNamed(t feed.Target, name string) bool {
 // feedRemoveCollection removes every document a removed collection fed;
 // the removals commit with b (which deletes the collection's key spaces).
 func (m *Machine) feedRemoveCollection(name string, b *store.Batch) ([]feed.Operation, error) {
+	if err := b.DeletePrefix(store.SpaceMeta, anchorPrefix(name)); err != nil {
+		return nil, err
+	}
+	if err := b.DeleteRaw(store.SpaceMeta, refeedKey(name)); err != nil {
+		return nil, err
+	}
 	if m.cfg.Feeding == nil {
 		return nil, nil
 	}

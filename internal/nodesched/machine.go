@@ -153,6 +153,11 @@ type collection struct {
 	// refreshOnly is CollectionEnableRefreshOnly: only URIs already in the
 	// store are fetched.
 	refreshOnly bool
+	// refeed is the refresh cycle whose fetches resubmit every document
+	// (an administrator's refetch, see feeding.go); refeedLoaded says
+	// whether it was read from the store.
+	refeed       int64
+	refeedLoaded bool
 }
 
 // NewMachine returns a node scheduler over cfg.Store.
@@ -600,7 +605,10 @@ func (m *Machine) Handle(from Peer, msg cmt.Message, now time.Time) error {
 		return m.askRoute(x.Collection)
 	case *cmt.AdmConfRefresh: // 3.1.5.9
 		if c := m.colls[x.Collection]; c != nil {
-			return m.refresh(c, x.Flags, now)
+			if err := m.refresh(c, x.Flags, now); err != nil {
+				return err
+			}
+			return m.refeedRefresh(c, x.Flags)
 		}
 	case *cmt.AdmConfAdd: // 3.1.5.10
 		return m.confFromWire(x.Collection, &x.Config, true, now)

@@ -72,6 +72,9 @@ type Link struct {
 	Redirects int
 	Flags     uint32
 	Meta      uint8 // entryMeta.Flags of the queue entry
+	// Anchor is the link's anchor text in the page it was found in ("" for
+	// links not found in a page); feeding records it for the target.
+	Anchor string
 }
 
 // Outcome is what a worker reports for a Job.
@@ -537,7 +540,7 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 			flags |= uint32(cmt.URIFMetaRefresh)
 		}
 		seen[nu.String()] = true
-		out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: lh, Flags: flags})
+		out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: lh, Flags: flags, Anchor: l.Anchor})
 	}
 	return out
 }
