@@ -239,7 +239,8 @@ type MNS struct {
 	lookups map[string][]ConnID // lookups in flight, with the connections waiting for a reply
 	ips     map[string]*ipGrant
 	nextKA  time.Time
-	fo      failover // failure handling (failover.go)
+	fo      failover        // failure handling (failover.go)
+	busy    map[ConnID]bool // connections whose send queue is full (SetBusy)
 }
 
 type dnsKey struct {
@@ -347,11 +348,26 @@ func (m *MNS) Disconnect(id ConnID, now time.Time) []Action {
 	}
 	delete(m.conns, id)
 	delete(m.fo.misses, id)
+	wasBusy := m.busy[id]
+	delete(m.busy, id)
 	if c.nodeID == "" || m.nodes[c.nodeID] != id {
 		return m.flush()
 	}
 	node := c.nodeID
 	delete(m.nodes, node)
+	if wasBusy {
+		// Entries held for the full connection wait for the node
+		// scheduler's next registration like any other of its entries.
+		for _, col := range m.sortedColls() {
+			if l := col.parked["busy:"+node]; len(l) > 0 {
+				delete(col.parked, "busy:"+node)
+				col.nparked -= len(l)
+				for _, q := range l {
+					m.park(col, "node:"+node, q)
+				}
+			}
+		}
+	}
 	if m.cfg.NodeTimeout > 0 {
 		m.fo.init()
 		m.fo.downSince[node] = now
@@ -461,6 +477,18 @@ func (m *MNS) register(c *conn, init *cmt.UMInit, now time.Time) {
 		m.logf(slog.LevelWarn, "multinode: CMD_UM_INIT without a node identifier, closing the connection", "conn", c.id)
 		m.closeConn(c, "empty node identifier")
 		return
+	}
+	if old, dup := m.nodes[init.NodeID]; dup {
+		if oc := m.conns[old]; oc == nil || oc.closing {
+			// The previous connection of this node scheduler is closing
+			// (the driver has not reported its end yet): it is over, the
+			// new one replaces it.
+			m.logf(slog.LevelInfo, "multinode: node scheduler registered again before its previous connection ended; replacing it", "node", init.NodeID, "old_conn", old, "conn", c.id)
+			out := m.out
+			m.out = nil
+			acts := m.Disconnect(old, now)
+			m.out = append(out, acts...)
+		}
 	}
 	if _, dup := m.nodes[init.NodeID]; dup {
 		m.logf(slog.LevelWarn, "multinode: node identifier already registered, closing the connection", "conn", c.id, "node", init.NodeID)
@@ -933,6 +961,10 @@ func (m *MNS) forward(col *collection, node string, q queued, now time.Time) {
 		m.park(col, "node:"+node, q)
 		return
 	}
+	if m.busy[id] {
+		m.park(col, "busy:"+node, q)
+		return
+	}
 	col.counts.Forwarded++
 	m.remember(node, col.spec.Name, q, now)
 	if q.urgent {
@@ -940,6 +972,36 @@ func (m *MNS) forward(col *collection, node string, q queued, now time.Time) {
 	} else {
 		m.send(id, &cmt.UMURI{Collection: col.spec.Name, Entry: q.entry})
 	}
+}
+
+// SetBusy tells the machine that a connection's send queue is full (busy)
+// or has room again. While a node scheduler's connection is busy, the
+// entries routed to it wait in the collection's queue (they count against
+// QueueLimit) instead of being forwarded; when it has room again they are
+// forwarded in their order.
+func (m *MNS) SetBusy(id ConnID, busy bool, now time.Time) []Action {
+	c := m.conns[id]
+	if c == nil {
+		return m.flush()
+	}
+	if busy {
+		if m.busy == nil {
+			m.busy = map[ConnID]bool{}
+		}
+		m.busy[id] = true
+		return m.flush()
+	}
+	if !m.busy[id] {
+		return m.flush()
+	}
+	delete(m.busy, id)
+	if c.nodeID != "" && m.nodes[c.nodeID] == id {
+		for _, col := range m.sortedColls() {
+			m.unpark(col, "busy:"+c.nodeID)
+			m.drain(col, now)
+		}
+	}
+	return m.flush()
 }
 
 // ---- administrative operations ----

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,6 +39,15 @@ const (
 	routesDirName      = "routes"
 	logsDirName        = "logs"
 	defaultDNSFailText = "lookup queue full"
+	// maxOverflow bounds the messages held for one node scheduler whose
+	// send queue is full; beyond it the connection is closed.
+	maxOverflow = 1 << 16
+	// DefaultFullTimeout is how long a node scheduler's send queue may stay
+	// full before its connection is closed.
+	DefaultFullTimeout = 2 * time.Minute
+	// flushEvery is how often held messages are retried while a send
+	// queue is full.
+	flushEvery = 10 * time.Millisecond
 )
 
 // ErrServerClosed is returned by the methods of a Server that is not
@@ -85,7 +95,8 @@ type Server struct {
 	// Tick is the period of the machine's clock (DefaultTick if <= 0).
 	Tick time.Duration
 	// ConnConfig configures each connection (the send queue defaults to
-	// 16384 messages per priority).
+	// 16384 messages per priority; when it is full, messages are held and
+	// forwarding to that node waits, see FullTimeout).
 	ConnConfig cmt.ConnConfig
 	// RerouteRequests polls Data/reroute every second for the requests
 	// RequestReroute writes (`trawl multinode --reroute ID`).
@@ -93,6 +104,11 @@ type Server struct {
 	// Allow lists the peer addresses node schedulers may connect from
 	// (empty: any); a refused connection is closed at once and logged.
 	Allow cmt.AllowList
+	// FullTimeout is how long a node scheduler's send queue may stay full
+	// before its connection is closed (DefaultFullTimeout if <= 0). While
+	// it is full, the messages for it are held (up to 65,536) and the
+	// entries routed to it wait in the collection's queue.
+	FullTimeout time.Duration
 
 	once    sync.Once
 	events  chan event
@@ -172,12 +188,21 @@ type loop struct {
 	m       *MNS
 	log     *slog.Logger
 	store   *RouteStore
-	conns   map[ConnID]*cmt.Conn
-	pending []string // lookups waiting for a worker
+	conns   map[ConnID]*peer
+	full    map[ConnID]*peer // connections with held messages
+	pending []string         // lookups waiting for a worker
 	logs    map[string]*os.File
 	ln      net.Listener
 	wg      sync.WaitGroup
 	fatal   error
+}
+
+// peer is a connection as the event loop sees it: while its send queue is
+// full, the messages for it wait in held, in order.
+type peer struct {
+	c         *cmt.Conn
+	held      []Send
+	fullSince time.Time
 }
 
 // Run serves until ctx ends. It returns nil after a clean stop, or the
@@ -192,7 +217,7 @@ func (s *Server) Run(ctx context.Context) error {
 	defer close(s.stopped)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	l := &loop{s: s, ctx: ctx, m: New(s.Config), log: s.logger(), conns: map[ConnID]*cmt.Conn{}, logs: map[string]*os.File{}}
+	l := &loop{s: s, ctx: ctx, m: New(s.Config), log: s.logger(), conns: map[ConnID]*peer{}, full: map[ConnID]*peer{}, logs: map[string]*os.File{}}
 	defer l.closeLogs()
 
 	// The routing database.
@@ -317,13 +342,21 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	ticker := time.NewTicker(tickEvery)
 	defer ticker.Stop()
+	flush := time.NewTicker(flushEvery)
+	defer flush.Stop()
 	for l.fatal == nil {
 		var jobc chan string
 		var next string
 		if len(l.pending) > 0 {
 			jobc, next = jobs, l.pending[0]
 		}
+		var flushc <-chan time.Time
+		if len(l.full) > 0 {
+			flushc = flush.C
+		}
 		select {
+		case <-flushc:
+			l.flushHeld()
 		case <-ctx.Done():
 			l.shutdown()
 			return nil
@@ -359,8 +392,8 @@ func (l *loop) shutdown() {
 	if l.ln != nil {
 		l.ln.Close()
 	}
-	for _, c := range l.conns {
-		c.Close()
+	for _, p := range l.conns {
+		p.c.Close()
 	}
 	// Drain events so that goroutines blocked posting can finish.
 	done := make(chan struct{})
@@ -473,13 +506,19 @@ func (l *loop) handle(ev event) {
 	now := l.s.now()
 	switch ev.kind {
 	case evConnect:
-		l.conns[ev.id] = ev.conn
+		l.conns[ev.id] = &peer{c: ev.conn}
 		l.apply(l.m.Connect(ev.id, now))
 	case evMessage:
-		l.apply(l.m.Receive(ev.id, ev.msg, now))
+		// A connection the loop closed already is over for the machine:
+		// what it still delivers is ignored.
+		if l.conns[ev.id] != nil {
+			l.apply(l.m.Receive(ev.id, ev.msg, now))
+		}
 	case evDisconnect:
-		delete(l.conns, ev.id)
-		l.apply(l.m.Disconnect(ev.id, now))
+		if l.conns[ev.id] != nil {
+			l.drop(ev.id)
+			l.apply(l.m.Disconnect(ev.id, now))
+		}
 	case evDNS:
 		l.apply(l.m.DNSResult(ev.host, ev.addrs, ev.err, now))
 	case evOp:
@@ -514,21 +553,10 @@ func (l *loop) apply(acts []Action) {
 	for _, a := range acts {
 		switch x := a.(type) {
 		case Send:
-			c := l.conns[x.Conn]
-			if c == nil {
-				continue
-			}
-			if err := c.TrySend(x.Message, x.Priority); err != nil {
-				if errors.Is(err, cmt.ErrQueueFull) {
-					l.log.Error("multinode: send queue of a node scheduler full, closing its connection", "conn", x.Conn)
-					c.Close()
-				} else if !errors.Is(err, cmt.ErrClosed) {
-					l.log.Error("multinode: cannot send", "conn", x.Conn, "command", x.Message.Code().String(), "err", err)
-				}
-			}
+			l.send(x)
 		case CloseConn:
-			if c := l.conns[x.Conn]; c != nil {
-				c.Close()
+			if p := l.conns[x.Conn]; p != nil {
+				l.closePeer(x.Conn, x.Reason)
 			}
 		case Lookup:
 			if len(l.pending) >= maxPendingLookups {
@@ -542,6 +570,114 @@ func (l *loop) apply(acts []Action) {
 			l.log.Log(l.ctx, x.Level, x.Msg, x.Args...)
 		}
 	}
+}
+
+// send queues a message for a connection. When the connection's send queue
+// is full, the message is held (after those held already, so the order
+// stays) and the machine is told the connection is busy: it stops
+// forwarding entries to it until the queue has room again.
+func (l *loop) send(x Send) {
+	p := l.conns[x.Conn]
+	if p == nil {
+		return
+	}
+	if len(p.held) == 0 {
+		err := p.c.TrySend(x.Message, x.Priority)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, cmt.ErrQueueFull) {
+			if !errors.Is(err, cmt.ErrClosed) {
+				l.log.Error("multinode: cannot send", "conn", x.Conn, "command", x.Message.Code().String(), "err", err)
+			}
+			return
+		}
+		p.fullSince = l.s.now()
+		l.full[x.Conn] = p
+		l.log.Debug("multinode: send queue of a node scheduler full, holding its messages", "conn", x.Conn)
+		p.held = append(p.held, x)
+		l.apply(l.m.SetBusy(x.Conn, true, l.s.now()))
+		return
+	}
+	if len(p.held) >= maxOverflow {
+		l.log.Error("multinode: node scheduler does not read its messages, closing its connection", "conn", x.Conn, "reason", "held messages over the limit", "held", len(p.held), "full_for", l.s.now().Sub(p.fullSince).String())
+		l.closePeer(x.Conn, "held messages over the limit")
+		return
+	}
+	p.held = append(p.held, x)
+}
+
+// flushHeld retries the held messages of the full connections; a
+// connection that has room again is no longer busy, one full for longer
+// than FullTimeout is closed.
+func (l *loop) flushHeld() {
+	now := l.s.now()
+	timeout := l.s.FullTimeout
+	if timeout <= 0 {
+		timeout = DefaultFullTimeout
+	}
+	ids := make([]ConnID, 0, len(l.full))
+	for id := range l.full {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		p := l.full[id]
+		if p == nil || l.conns[id] != p {
+			delete(l.full, id)
+			continue
+		}
+		n := 0
+		for n < len(p.held) {
+			h := p.held[n]
+			err := p.c.TrySend(h.Message, h.Priority)
+			if errors.Is(err, cmt.ErrQueueFull) {
+				break
+			}
+			if err != nil && !errors.Is(err, cmt.ErrClosed) {
+				l.log.Error("multinode: cannot send", "conn", id, "command", h.Message.Code().String(), "err", err)
+			}
+			p.held[n] = Send{}
+			n++
+		}
+		if n > 0 {
+			p.fullSince = now
+		}
+		p.held = p.held[n:]
+		if len(p.held) > 0 {
+			if now.Sub(p.fullSince) > timeout {
+				l.log.Error("multinode: node scheduler does not read its messages, closing its connection", "conn", id, "reason", "send queue full too long", "held", len(p.held), "full_for", now.Sub(p.fullSince).String())
+				l.closePeer(id, "send queue full too long")
+			}
+			continue
+		}
+		p.held = nil
+		delete(l.full, id)
+		l.apply(l.m.SetBusy(id, false, now))
+	}
+}
+
+// drop forgets a connection in the loop.
+func (l *loop) drop(id ConnID) {
+	if p := l.conns[id]; p != nil {
+		p.held = nil
+	}
+	delete(l.conns, id)
+	delete(l.full, id)
+}
+
+// closePeer closes a connection and tells the machine at once that it
+// ended, so that the node scheduler can register again on a new connection
+// before the old one's reader has finished.
+func (l *loop) closePeer(id ConnID, reason string) {
+	p := l.conns[id]
+	if p == nil {
+		return
+	}
+	p.c.Close()
+	l.drop(id)
+	l.log.Debug("multinode: connection closed", "conn", id, "reason", reason)
+	l.apply(l.m.Disconnect(id, l.s.now()))
 }
 
 var logFileNames = map[cmt.LogFile]string{
