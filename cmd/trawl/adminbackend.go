@@ -45,6 +45,9 @@ type crawlAdmin struct {
 	level   *adminLevel
 	files   admin.URIFiles
 	configs []string
+	// collDir, if not empty, keeps the collections added over the API
+	// (DATA/collections, run_admin.go) so that they survive a restart.
+	collDir string
 	log     *slog.Logger
 	now     func() time.Time
 	started time.Time
@@ -497,6 +500,12 @@ func (a *crawlAdmin) CollectionAdd(ctx context.Context, cfg *config.Config, data
 		a.mu.Lock()
 		a.remember(cc)
 		a.mu.Unlock()
+		if a.collDir != "" {
+			if err := saveCollection(a.collDir, cc); err != nil {
+				a.log.Error("admin: collection not saved; it will not survive a restart", "collection", cc.Name, "err", err)
+				return "", fmt.Errorf("collection %s is running but could not be saved: %w", cc.Name, err)
+			}
+		}
 		if exists {
 			done = append(done, "updated "+cc.Name)
 		} else {
@@ -521,6 +530,12 @@ func (a *crawlAdmin) CollectionDelete(ctx context.Context, coll string, force bo
 	delete(a.colls, coll)
 	a.tracker.Remove(coll)
 	a.mu.Unlock()
+	if a.collDir != "" {
+		if err := forgetCollection(a.collDir, coll); err != nil {
+			a.log.Error("admin: saved collection not removed; it comes back at the next start", "collection", coll, "err", err)
+			return "", fmt.Errorf("collection %s is being deleted but its saved copy could not be removed: %w", coll, err)
+		}
+	}
 	return "Deleting collection " + coll, nil
 }
 
@@ -730,21 +745,32 @@ func (a *crawlAdmin) CollectionRefetchURI(ctx context.Context, coll, uri string,
 	if site {
 		what = "the site of " + uri
 	}
+	// Refeed (URIF_FORCE_REFEED) is set by the node scheduler that owns
+	// the URI's site, like Site: the multinode scheduler's queue has no
+	// way to carry it.
 	switch {
-	case site && a.ns != nil:
+	case (site || refeed) && a.ns != nil:
 		err := a.onNode(ctx, coll, func(m *nodesched.Machine, now time.Time) error {
-			_, err := m.Refetch(coll, []string{uri}, true, immediately, now)
+			_, err := m.RefetchWith(coll, []string{uri}, nodesched.RefetchOptions{Site: site, Urgent: immediately, Refeed: refeed}, now)
 			return err
 		})
 		if err != nil {
 			return "", err
 		}
-	case site:
+	case site || refeed:
 		u, err := urls.Normalize(uri, nil)
 		if err != nil {
 			return "", admin.Refuse("URI %q: %v", uri, err)
 		}
 		hp, err := a.CollectionGetSiteRoutingAddress(ctx, coll, u.Hostname())
+		if err != nil && !site {
+			// No node scheduler to ask: a plain refetch (what it fetches
+			// of a site never crawled is fed anyway).
+			if _, err := a.queue(ctx, coll, []string{uri}, immediately, true); err != nil {
+				return "", err
+			}
+			break
+		}
 		if err != nil {
 			return "", err
 		}

@@ -88,6 +88,10 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The collections added over the admin API before a restart
+	// (run_admin.go; the saved copy wins over --config).
+	collDir := collectionsDir(*data)
+	specs = withSavedCollections(specs, collDir, log)
 	srv := &multinode.Server{
 		Listen:        addr,
 		Data:          *data,
@@ -106,6 +110,7 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 		defer cancel()
 		b := newCrawlAdmin(admin.MultinodeScheduler, srv, nil, alevel, log.With("role", "admin"))
 		b.configs = configs
+		b.collDir = collDir
 		for _, sp := range specs {
 			b.known([]*config.Collection{sp.Config})
 		}

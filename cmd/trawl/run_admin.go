@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -10,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -201,8 +204,15 @@ func newRunAdmin(e *engine, o *runOptions, specs []*multinode.CollectionSpec) *a
 	if level == nil {
 		level = newAdminLevel(slog.LevelWarn)
 	}
+	// The collections added over the API before a restart join those of
+	// --config (the saved copy wins; docs/decisions.md). The multinode
+	// scheduler has not started yet, so its Collections may change here.
+	dir := collectionsDir(o.data)
+	specs = withSavedCollections(specs, dir, e.log)
+	e.mns.Collections = specs
 	b := newCrawlAdmin(admin.Standalone, e.mns, e.ns, level, e.log.With("role", "admin"))
 	b.configs = o.configs
+	b.collDir = dir
 	cols := make([]*config.Collection, 0, len(specs))
 	for _, s := range specs {
 		cols = append(cols, s.Config)
@@ -284,4 +294,122 @@ func runNodeWithAdmin(ctx context.Context, env *cmdEnv, cfg nodesched.Config, ad
 		err = aerr
 	}
 	return err
+}
+
+// collectionsDir is the directory under --data where the collections added
+// or updated over the admin API are kept, one MS-FSCCFG file each.
+func collectionsDir(data string) string { return filepath.Join(data, "collections") }
+
+// collectionFile is the file of collection name in dir; names that cannot
+// be a file name are refused.
+func collectionFile(dir, name string) (string, error) {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
+		return "", fmt.Errorf("collection name %q cannot name a file", name)
+	}
+	return filepath.Join(dir, name+".xml"), nil
+}
+
+// saveCollection writes c's configuration to dir/<name>.xml atomically (a
+// temporary file synced and renamed over the old one).
+func saveCollection(dir string, c *config.Collection) error {
+	path, err := collectionFile(dir, c.Name)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := config.WriteCollections(&buf, []*config.Collection{c}); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".tmp-"+c.Name+"-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(buf.Bytes())
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// forgetCollection removes the saved copy of collection name, if any.
+func forgetCollection(dir, name string) error {
+	path, err := collectionFile(dir, name)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
+}
+
+// savedCollections reads the collections kept in dir; a file that no
+// longer parses is reported and skipped.
+func savedCollections(dir string, log *slog.Logger) []*config.Collection {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if !os.IsNotExist(err) {
+			log.Error("admin: cannot read the saved collections", "dir", dir, "err", err)
+		}
+		return nil
+	}
+	var out []*config.Collection
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".xml") {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		cfg, err := config.ParseFile(path, nil)
+		if err != nil {
+			log.Error("admin: saved collection skipped", "file", path, "err", err)
+			continue
+		}
+		out = append(out, cfg.Collections...)
+	}
+	return out
+}
+
+// withSavedCollections returns specs with the collections saved in dir:
+// a saved collection replaces the --config one of the same name (it was
+// added or updated over the API after the process read --config) and the
+// others are appended.
+func withSavedCollections(specs []*multinode.CollectionSpec, dir string, log *slog.Logger) []*multinode.CollectionSpec {
+	out := append([]*multinode.CollectionSpec(nil), specs...)
+	for _, c := range savedCollections(dir, log) {
+		sp, err := multinode.NewCollectionSpec(c, nil)
+		if err != nil {
+			log.Error("admin: saved collection skipped", "collection", c.Name, "err", err)
+			continue
+		}
+		replaced := false
+		for i, s := range out {
+			if s.Config.Name == c.Name {
+				out[i], replaced = sp, true
+				log.Info("admin: the collection saved over the API replaces the --config one", "collection", c.Name)
+			}
+		}
+		if !replaced {
+			out = append(out, sp)
+			log.Info("admin: collection restored from the API's saved copy", "collection", c.Name)
+		}
+	}
+	return out
 }

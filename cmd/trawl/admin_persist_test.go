@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/multinode"
+	"github.com/trawl/trawl/internal/webfarm"
+)
+
+// TestAdminCollectionSurvivesRestart adds a collection over XML-RPC to a
+// running `trawl run`, restarts it with the same --data and checks with
+// Python's xmlrpc.client that the collection is listed and still crawls.
+func TestAdminCollectionSurvivesRestart(t *testing.T) {
+	py := python(t)
+	ctx, cancelFarm := context.WithCancel(context.Background())
+	fc := webfarm.DefaultConfig(5, 2, 10)
+	fc.Port = 0
+	farm, err := webfarm.New(fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := farm.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancelFarm(); farm.Close() })
+	dir := t.TempDir()
+	hostsFile := filepath.Join(dir, "hosts")
+	if err := os.WriteFile(hostsFile, farm.HostsFile(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeXML := func(name string) string {
+		var x bytes.Buffer
+		if err := webfarm.WriteCrawlXML(&x, farm.DefaultCrawl(), webfarm.XMLOptions{Collection: name, FetchTimeout: 10}); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name+".xml")
+		if err := os.WriteFile(p, x.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	c1, extra := writeXML("c1"), writeXML("extra")
+	counts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := 0
+		for _, req := range farm.Requests() {
+			if req.URL == r.URL.Query().Get("url") {
+				n++
+			}
+		}
+		json.NewEncoder(w).Encode(n)
+	}))
+	t.Cleanup(counts.Close)
+	data := filepath.Join(dir, "data")
+	run := func(mode string) {
+		t.Helper()
+		p, got := startRole(t, []string{"run", "--config", c1, "--hosts-file", hostsFile, "--data", data,
+			"--listen", "127.0.0.1:0", "--progress", "off", "--log-level", "warn"},
+			`trawl run: HTTP interface on http://([0-9.:]+)/`)
+		cmd := exec.Command(py, "testdata/admin_restart.py")
+		cmd.Env = append(os.Environ(), "MODE="+mode, "ADMIN=http://"+got[0]+"/RPC2", "FARM="+counts.URL, "XML="+extra,
+			"SITE0="+farm.Hosts()[0].Name+":"+strconv.Itoa(farm.Port()))
+		out, err := cmd.CombinedOutput()
+		t.Logf("python (%s):\n%s", mode, out)
+		if err != nil {
+			t.Fatalf("python xmlrpc.client script (%s) failed: %v\ntrawl stderr:\n%s", mode, err, p.stderr.String())
+		}
+		p.stop()
+	}
+	run("add")
+	if _, err := os.Stat(filepath.Join(data, "collections", "extra.xml")); err != nil {
+		t.Fatalf("extra was not saved: %v", err)
+	}
+	run("check")
+}
+
+// TestWithSavedCollections checks how saved collections join the --config
+// ones: a saved copy replaces the --config collection of its name, others
+// are added, unparsable files are skipped, and delete removes the copy.
+func TestWithSavedCollections(t *testing.T) {
+	parse := func(name, start string) *config.Collection {
+		t.Helper()
+		x := `<?xml version="1.0"?><CrawlerConfig><DomainSpecification name="` + name + `">` +
+			`<section name="crawlmode"><attrib name="mode" type="string">FULL</attrib></section>` +
+			`<attrib name="start_uris" type="list-string"><member>` + start + `</member></attrib>` +
+			`</DomainSpecification></CrawlerConfig>`
+		cfg, err := config.Parse(name+".xml", []byte(x), nil)
+		if err != nil {
+			t.Fatalf("parse %s: %v", name, err)
+		}
+		return cfg.Collections[0]
+	}
+	spec := func(c *config.Collection) *multinode.CollectionSpec {
+		s, err := multinode.NewCollectionSpec(c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	dir := filepath.Join(t.TempDir(), "collections")
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if err := saveCollection(dir, parse("a", "http://api.example/")); err != nil {
+		t.Fatal(err)
+	}
+	if err := saveCollection(dir, parse("b", "http://b.example/")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "broken.xml"), []byte("<CrawlerConfig"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		config []*multinode.CollectionSpec
+		want   map[string]string // collection -> its first start URI
+	}{
+		{"no config", nil, map[string]string{"a": "http://api.example/", "b": "http://b.example/"}},
+		{"saved copy wins", []*multinode.CollectionSpec{spec(parse("a", "http://config.example/"))},
+			map[string]string{"a": "http://api.example/", "b": "http://b.example/"}},
+		{"config only", []*multinode.CollectionSpec{spec(parse("c", "http://c.example/"))},
+			map[string]string{"a": "http://api.example/", "b": "http://b.example/", "c": "http://c.example/"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := map[string]string{}
+			for _, s := range withSavedCollections(tt.config, dir, log) {
+				got[s.Config.Name] = s.Config.Top().StartURIs()[0]
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("collections (-want +got):\n%s", d)
+			}
+		})
+	}
+	if err := forgetCollection(dir, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := forgetCollection(dir, "b"); err != nil {
+		t.Errorf("forgetting an absent collection: %v", err)
+	}
+	if got := len(savedCollections(dir, log)); got != 1 {
+		t.Errorf("after forgetting b, %d saved collections, want 1", got)
+	}
+	for _, bad := range []string{"", ".", "..", "a/b", `a\b`, "a\x00b"} {
+		if _, err := collectionFile(dir, bad); err == nil {
+			t.Errorf("collectionFile(%q) accepted", bad)
+		}
+	}
+}
