@@ -211,11 +211,15 @@ func TestRunChild(t *testing.T) {
 // exactly the indexable documents of the crawl store.
 func TestRunKill9Feeding(t *testing.T) {
 	data := t.TempDir()
-	const hosts, pages = 6, 60
+	// Each run is killed once it has fetched about 100 documents itself
+	// (the progress line counts this run's fetches and comes every 250 ms,
+	// so the kill lands somewhat later); the farm is large enough that
+	// three such runs never finish the crawl.
+	const hosts, pages = 10, 100
 	args := []string{"run", "--demo", "--data", data, "--demo-hosts", strconv.Itoa(hosts), "--demo-pages", strconv.Itoa(pages),
-		"--listen", "off", "--workers", "16"}
+		"--listen", "off", "--workers", "8"}
 	fetched := regexp.MustCompile(`fetched (\d+)`)
-	for i, at := range []int{60, 250, 450} {
+	for i, at := range []int{100, 100, 100} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestRunChild$")
 		cmd.Env = append(os.Environ(), "TRAWL_RUN_CHILD_ARGS="+strings.Join(append(args, "--progress", "on"), "\x1f"))
 		stderr, err := cmd.StderrPipe()
