@@ -17,6 +17,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/trawl/trawl/internal/config"
 )
 
 // command is one trawl subcommand.
@@ -139,36 +141,11 @@ func exitCode(env *cmdEnv, name string, err error) int {
 
 // suggestCommand returns ` (did you mean "x"?)` for a near-miss command name.
 func suggestCommand(name string) string {
-	best, bestD := "", 3
+	names := make([]string, 0, len(commandTable))
 	for n := range commandTable {
-		if d := editDistance(name, n); d < bestD || (d == bestD && n < best) {
-			best, bestD = n, d
-		}
+		names = append(names, n)
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return config.Suggest(name, names)
 }
 
 func main() {

@@ -93,6 +93,11 @@ func sortErrors(l ErrorList) ErrorList {
 	return out
 }
 
+// Suggest returns ` (did you mean "x"?)` for the candidate nearest to name
+// (case-insensitive edit distance), when it is near enough, else "". The
+// configuration's errors and trawl's command line use it.
+func Suggest(name string, candidates []string) string { return suggest(name, candidates) }
+
 // suggest returns ` (did you mean "x"?)` for the candidate nearest to name,
 // when it is near enough.
 func suggest(name string, candidates []string) string {
