@@ -1,21 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/trawl/trawl/internal/webfarm"
 )
 
 // roleProcess is a `trawl multinode` or `trawl node` running in this
@@ -76,45 +69,9 @@ func (p *roleProcess) stop() {
 // over the API is back and crawls.
 func TestAdminMultinodePython(t *testing.T) {
 	py := python(t)
-	ctx, cancelFarm := context.WithCancel(context.Background())
-	fc := webfarm.DefaultConfig(11, 3, 20)
-	fc.Port = 0
-	farm, err := webfarm.New(fc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := farm.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancelFarm(); farm.Close() })
-	dir := t.TempDir()
-	hostsFile := filepath.Join(dir, "hosts")
-	if err := os.WriteFile(hostsFile, farm.HostsFile(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	writeXML := func(name string) string {
-		var x bytes.Buffer
-		if err := webfarm.WriteCrawlXML(&x, farm.DefaultCrawl(), webfarm.XMLOptions{Collection: name, FetchTimeout: 10}); err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(dir, name+".xml")
-		if err := os.WriteFile(p, x.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	mcXML, keepXML := writeXML("mc"), writeXML("keep")
-	counts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := 0
-		u := r.URL.Query().Get("url")
-		for _, req := range farm.Requests() {
-			if r.URL.Path == "/total" || req.URL == u {
-				n++
-			}
-		}
-		json.NewEncoder(w).Encode(n)
-	}))
-	t.Cleanup(counts.Close)
+	fx := newFarmFixture(t, 11, 3, 20)
+	dir, hostsFile, counts := fx.dir, fx.hostsFile, fx.counts
+	mcXML, keepXML := fx.writeXML(t, "mc"), fx.writeXML(t, "keep")
 	mnsData, nodeData := filepath.Join(dir, "mns"), filepath.Join(dir, "node")
 
 	start := func() (mns, node *roleProcess, mnsAdmin, nodeAdmin string) {
@@ -133,7 +90,7 @@ func TestAdminMultinodePython(t *testing.T) {
 		cmd := exec.Command(py, "testdata/admin_multinode.py")
 		cmd.Env = append(os.Environ(), "MODE="+mode, "MNS=http://"+mnsAdmin+"/RPC2", "NODE=http://"+nodeAdmin+"/RPC2",
 			"FARM="+counts.URL, "XML="+mcXML, "KEEPXML="+keepXML, "NODEPORT="+port,
-			"SITE0="+farm.Hosts()[0].Name+":"+strconv.Itoa(farm.Port()))
+			"SITE0="+fx.site0)
 		out, err := cmd.CombinedOutput()
 		t.Logf("python (%s):\n%s", mode, out)
 		if err != nil {

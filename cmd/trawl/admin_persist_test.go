@@ -1,24 +1,17 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/multinode"
-	"github.com/trawl/trawl/internal/webfarm"
 )
 
 // TestAdminCollectionSurvivesRestart adds a collection over XML-RPC to a
@@ -26,44 +19,9 @@ import (
 // Python's xmlrpc.client that the collection is listed and still crawls.
 func TestAdminCollectionSurvivesRestart(t *testing.T) {
 	py := python(t)
-	ctx, cancelFarm := context.WithCancel(context.Background())
-	fc := webfarm.DefaultConfig(5, 2, 10)
-	fc.Port = 0
-	farm, err := webfarm.New(fc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := farm.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancelFarm(); farm.Close() })
-	dir := t.TempDir()
-	hostsFile := filepath.Join(dir, "hosts")
-	if err := os.WriteFile(hostsFile, farm.HostsFile(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	writeXML := func(name string) string {
-		var x bytes.Buffer
-		if err := webfarm.WriteCrawlXML(&x, farm.DefaultCrawl(), webfarm.XMLOptions{Collection: name, FetchTimeout: 10}); err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(dir, name+".xml")
-		if err := os.WriteFile(p, x.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	c1, extra := writeXML("c1"), writeXML("extra")
-	counts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := 0
-		for _, req := range farm.Requests() {
-			if req.URL == r.URL.Query().Get("url") {
-				n++
-			}
-		}
-		json.NewEncoder(w).Encode(n)
-	}))
-	t.Cleanup(counts.Close)
+	fx := newFarmFixture(t, 5, 2, 10)
+	dir, hostsFile, counts := fx.dir, fx.hostsFile, fx.counts
+	c1, extra := fx.writeXML(t, "c1"), fx.writeXML(t, "extra")
 	data := filepath.Join(dir, "data")
 	run := func(mode string) {
 		t.Helper()
@@ -72,7 +30,7 @@ func TestAdminCollectionSurvivesRestart(t *testing.T) {
 			`trawl run: HTTP interface on http://([0-9.:]+)/`)
 		cmd := exec.Command(py, "testdata/admin_restart.py")
 		cmd.Env = append(os.Environ(), "MODE="+mode, "ADMIN=http://"+got[0]+"/RPC2", "FARM="+counts.URL, "XML="+extra,
-			"SITE0="+farm.Hosts()[0].Name+":"+strconv.Itoa(farm.Port()))
+			"SITE0="+fx.site0)
 		out, err := cmd.CombinedOutput()
 		t.Logf("python (%s):\n%s", mode, out)
 		if err != nil {
