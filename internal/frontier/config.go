@@ -74,6 +74,7 @@ type Config struct {
 	MaxSites          int           // max_sites: sites crawled at once (128)
 	MaxPending        int           // max_pending: outstanding fetches per site (2)
 	Delay             time.Duration // delay between fetch starts on one site (60 s); 0 is allowed
+	Slots             []DelaySlot   // variable_delay: time slots with their own delay, or none at all (slots.go)
 	EnforceDelayPerIP bool          // enforce_delay_per_ip: the delay also holds per IP address
 	ObeyRobotsDelay   bool          // obey_robots_delay: a robots.txt Crawl-delay raises the delay
 	MaxInterDocs      int           // max_inter_docs: docs from one site before yielding its slot (0: no limit)

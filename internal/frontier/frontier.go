@@ -99,6 +99,9 @@ type Frontier struct {
 	stats      Stats
 	txOpen     bool
 	err        error // sticky: a failed commit leaves memory ahead of disk
+	// curDelay is the delay of the variable_delay slot of the last Next
+	// (Config.Delay outside every slot).
+	curDelay time.Duration
 }
 
 // ErrBroken is wrapped by every call after a commit failed; reopen the
@@ -118,6 +121,7 @@ func Open(s *store.Store, cfg Config, log *slog.Logger, now time.Time) (*Frontie
 	f := &Frontier{
 		cfg: cfg, st: s, log: log, coll: store.AppendLP(nil, cfg.Collection),
 		sites: map[string]*site{}, ips: map[string]*ipState{}, classes: cfg.Levels + 2,
+		curDelay: cfg.Delay,
 	}
 	f.wait.less = func(a, b waitItem) bool {
 		if a.front != b.front {
@@ -321,7 +325,7 @@ func (f *Frontier) refreshSite(st *site) {
 // --- politeness ---
 
 func (f *Frontier) delay(st *site) time.Duration {
-	d := f.cfg.Delay
+	d := f.curDelay
 	if f.cfg.ObeyRobotsDelay && st.crawlDelay > d {
 		d = st.crawlDelay
 	}
@@ -486,6 +490,9 @@ func (f *Frontier) Actions() []Action {
 func (f *Frontier) Next(now time.Time) (fe Fetch, ok bool, wakeAt time.Time) {
 	if f.err != nil || f.txOpen {
 		return Fetch{}, false, time.Time{}
+	}
+	if suspended, until := f.applySlot(now); suspended {
+		return Fetch{}, false, until
 	}
 	for f.timers.len() > 0 && !f.timers.peek().at.After(now) {
 		it := f.timers.pop()

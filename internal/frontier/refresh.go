@@ -196,7 +196,7 @@ func (f *Frontier) Refresh(now time.Time, seeds []Entry, expired func(site, uri 
 			known = known[:0]
 			return nil
 		}
-		sort.SliceStable(known, func(i, j int) bool { return f.cfg.Score(known[i]) > f.cfg.Score(known[j]) })
+		sort.SliceStable(known, func(i, j int) bool { return f.rank(known[i]) > f.rank(known[j]) })
 		n := len(known) * f.cfg.Adaptive.CoverageMaxPct / 100
 		n = max(n, f.cfg.Adaptive.CoverageMin)
 		n = min(n, len(known))

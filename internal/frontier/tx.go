@@ -270,7 +270,16 @@ func (tx *Tx) checkSeen(cands []cand, n int) error {
 			it.Close()
 			return err
 		}
+		known := false
+		if ok && sv.cycle < st.cycle {
+			if known, err = f.adaptiveKnown(&c.e); err != nil {
+				it.Close()
+				return err
+			}
+		}
 		switch {
+		case known:
+			c.dup = true // adaptive: a known URI is revisited by its score (adaptive.go)
 		case !ok || sv.cycle < st.cycle:
 			c.keep = true // seen in an earlier cycle
 		case f.cfg.MaxHops >= 0 && sv.full && c.e.Hops < sv.hops:
