@@ -16,9 +16,9 @@ import "github.com/trawl/trawl/internal/store"
 // Flags (wire values, MS-FSCMT 2.2.2.2.1 and trawl's sitemap flag) of
 // entries adaptive refresh queues although their URI is known.
 const (
-	uriFRedirects  uint32 = 0x00000020 | 0x00000040 | 0x00080000 | 0x00000200
-	uriFSitemap    uint32 = 0x10000000
-	adaptiveRevisit       = URIFStartURI | URIFForce | URIFStartURIFeed | URIFRescheduled | URIFCleanSite | uriFSitemap | uriFRedirects
+	uriFRedirects   uint32 = 0x00000020 | 0x00000040 | 0x00080000 | 0x00000200
+	uriFSitemap     uint32 = 0x10000000
+	adaptiveRevisit        = URIFStartURI | URIFForce | URIFStartURIFeed | URIFRescheduled | URIFCleanSite | uriFSitemap | uriFRedirects
 )
 
 // adaptiveKnown reports whether e, seen in an earlier cycle, is a plain
