@@ -47,6 +47,7 @@ type Settings struct {
 	Feeds                              *Feeds         // sitemaps and RSS (extras.go)
 	Score                              *adaptiveScore // adaptive refresh ranking (sitemaps.go)
 	JS                                 *JavaScript    // use_javascript (javascript.go)
+	Opt                                *crawlOptions  // variable_delay, mirrors, focused, send_links_to (options.go)
 
 	FetchOptions    fetch.Options
 	Fetcher         *fetch.Fetcher
@@ -234,6 +235,9 @@ func Compile(c *config.Collection, env Env) (*Settings, error) {
 	fc.RequireGrant = true
 	s.Frontier = fc
 	if err := compileExtras(s, eff, fo); err != nil {
+		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)
+	}
+	if err := compileOptions(s, eff); err != nil {
 		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)
 	}
 	return s, nil

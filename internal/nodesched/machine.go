@@ -98,6 +98,8 @@ type Machine struct {
 
 	lk linkState // links.go
 
+	sendLinks []pendingLinks // send_links_to links of the step being committed (options.go)
+
 	now time.Time // time of the event being processed
 
 	nodeIDs  map[string]int64
@@ -456,7 +458,7 @@ func (m *Machine) addLinks(c *collection, now time.Time, links []Link, tx *front
 		}
 		if o, _ := m.route(c.s.Name, l.Site); o {
 			own = append(own, frontier.Entry{URI: l.URI, Site: l.Site, Referrer: referrer, Hops: l.Hops,
-				URIFlags: l.Flags, Extra: encodeMeta(entryMeta{Redirects: l.Redirects, Flags: l.Meta})})
+				URIFlags: l.Flags, Extra: encodeMeta(entryMeta{Redirects: l.Redirects, Flags: l.Meta, OffLang: l.OffLang})})
 			continue
 		}
 		m.send(MNS, &cmt.UMURI{Collection: c.s.Name, Entry: wireEntry(l, referrer, c.front.Cycle())})
@@ -484,6 +486,7 @@ func (m *Machine) addLinks(c *collection, now time.Time, links []Link, tx *front
 const (
 	extraHops      = "hops"
 	extraRedirects = "redirects"
+	extraOffLang   = "offlang" // entryMeta.OffLang (focused crawl)
 )
 
 func wireEntry(l Link, referrer string, cycle int64) cmt.Entry {
@@ -494,6 +497,9 @@ func wireEntry(l Link, referrer string, cycle int64) cmt.Entry {
 	e.Extra = []cmt.ExtraItem{{Key: cmt.StrScalar(extraHops), Value: cmt.IntScalar(int64(l.Hops))}}
 	if l.Redirects > 0 {
 		e.Extra = append(e.Extra, cmt.ExtraItem{Key: cmt.StrScalar(extraRedirects), Value: cmt.IntScalar(int64(l.Redirects))})
+	}
+	if l.OffLang > 0 {
+		e.Extra = append(e.Extra, cmt.ExtraItem{Key: cmt.StrScalar(extraOffLang), Value: cmt.IntScalar(int64(l.OffLang))})
 	}
 	return e
 }
@@ -553,6 +559,8 @@ func (m *Machine) entryFromWire(c *collection, e *cmt.Entry, urgent bool) (front
 			fe.Hops = int(max(0, min(x.Value.Int, 1<<20)))
 		case extraRedirects:
 			meta.Redirects = int(max(0, min(x.Value.Int, 1<<20)))
+		case extraOffLang:
+			meta.OffLang = int(max(0, min(x.Value.Int, 1<<20)))
 		}
 	}
 	fe.Extra = encodeMeta(meta)

@@ -25,14 +25,29 @@ import (
 // Extra: the number of consecutive redirects that led to the URI.
 type entryMeta struct {
 	Redirects int
-	Flags     uint8 // metaFeedItem (extras.go); written after Redirects when set
+	Flags     uint8 // metaFeedItem (extras.go), metaOffLang; written after Redirects when set
+	// OffLang is the number of documents in none of the focused languages
+	// on the path to the URI since the last one in them (options.go);
+	// written after Flags when metaOffLang is set.
+	OffLang int
 }
+
+// metaOffLang marks (entryMeta.Flags) an entry with an OffLang count.
+const metaOffLang = 2
 
 func encodeMeta(m entryMeta) []byte {
 	b := []byte{1}
 	b = binary.AppendUvarint(b, uint64(m.Redirects))
+	if m.OffLang > 0 {
+		m.Flags |= metaOffLang
+	} else {
+		m.Flags &^= metaOffLang
+	}
 	if m.Flags != 0 {
 		b = binary.AppendUvarint(b, uint64(m.Flags))
+	}
+	if m.OffLang > 0 {
+		b = binary.AppendUvarint(b, uint64(m.OffLang))
 	}
 	return b
 }
@@ -47,6 +62,11 @@ func decodeMeta(b []byte) entryMeta {
 		m.Redirects = int(v)
 		if f, k := binary.Uvarint(b[1+n:]); k > 0 && f < 256 {
 			m.Flags = uint8(f)
+			if m.Flags&metaOffLang != 0 {
+				if o, l := binary.Uvarint(b[1+n+k:]); l > 0 && o < 1<<20 {
+					m.OffLang = int(o)
+				}
+			}
 		}
 	}
 	return m
@@ -72,6 +92,7 @@ type Link struct {
 	Redirects int
 	Flags     uint32
 	Meta      uint8 // entryMeta.Flags of the queue entry
+	OffLang   int   // entryMeta.OffLang of the queue entry (focused crawl)
 	// Anchor is the link's anchor text in the page it was found in ("" for
 	// links not found in a page); feeding records it for the target.
 	Anchor string
@@ -119,6 +140,14 @@ type Outcome struct {
 	// RenderErr is why use_javascript could not render the page (its
 	// links then come from the HTML as fetched).
 	RenderErr error
+	// Language is the language the focused crawl detected ("" when not
+	// focused or not told); Unwanted says why a fetched document is not
+	// kept ("language": in none of the focused languages). Mirrors are the
+	// mirror sites whose links were taken as links to their preferred site
+	// (mirror site -> preferred site). See options.go.
+	Language string
+	Unwanted string
+	Mirrors  map[string]string
 }
 
 // Pipeline runs crawl steps: robots.txt, politeness pacing, the fetch, link
@@ -346,7 +375,8 @@ func (p *Pipeline) robotsFor(ctx context.Context, j *Job) (rules *robots.Rules, 
 	if r, ok := j.S.RobotsCache.Lookup(j.Fetch.URI); ok {
 		return r, false, nil
 	}
-	rctx, tr, err := p.wait(ctx, j, j.S.Delay)
+	rd := j.S.delayAt(p.Now())
+	rctx, tr, err := p.wait(ctx, j, rd)
 	if err != nil {
 		return nil, false, err
 	}
@@ -360,7 +390,7 @@ func (p *Pipeline) robotsFor(ctx context.Context, j *Job) (rules *robots.Rules, 
 	}
 	res := j.S.robotsOpts.Load(rctx, ru)
 	if tr != nil {
-		p.record(tr, j, ru, true, j.S.Delay)
+		p.record(tr, j, ru, true, rd)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
@@ -391,7 +421,7 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 	if s.Score != nil {
 		s.Score.bind(j.Store)
 	}
-	delay := s.Delay
+	delay := s.delayAt(p.Now())
 	if s.FetchRobots && u.Scheme != "ftp" {
 		rules, fresh, err := p.robotsFor(ctx, j)
 		if err != nil {
@@ -405,7 +435,7 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 				out.CrawlDelay = d
 			}
 		}
-		delay = rules.Delay(s.Delay, s.ObeyRobotsDelay)
+		delay = rules.Delay(delay, s.ObeyRobotsDelay)
 		if s.Robots && !rules.Allowed(j.Fetch.URI) {
 			out.Skipped = "robots"
 			return out
@@ -513,6 +543,17 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 		}
 		return out
 	}
+	offLang := 0
+	if s.Opt != nil && s.Opt.focused != nil {
+		var keep bool
+		out.Language, keep, offLang = s.focusedDoc(j, res.Text)
+		if !keep {
+			out.Unwanted = "language"
+		}
+		if offLang < 0 {
+			return out
+		}
+	}
 	if out.NoFollow || (j.Meta.Flags&metaFeedItem != 0 && s.Feeds != nil && !s.Feeds.RSS.FollowLinks) {
 		return out
 	}
@@ -521,6 +562,12 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 		t, err := res.Resolve(u, l.URL)
 		if err != nil {
 			continue
+		}
+		if mi := s.unmirror(t); mi != "" {
+			if out.Mirrors == nil {
+				out.Mirrors = map[string]string{}
+			}
+			out.Mirrors[mi] = t.Host
 		}
 		nu, ok := p.screen(s, t.String())
 		if !ok || seen[nu.String()] {
@@ -540,7 +587,7 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 			flags |= uint32(cmt.URIFMetaRefresh)
 		}
 		seen[nu.String()] = true
-		out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: lh, Flags: flags, Anchor: l.Anchor})
+		out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: lh, Flags: flags, Anchor: l.Anchor, OffLang: offLang})
 	}
 	return out
 }
@@ -566,7 +613,7 @@ func (p *Pipeline) redirect(out *Outcome, from *url.URL, loc string, hops, redir
 	if !sameHost(from, nu) && !s.FwdRedirects {
 		return
 	}
-	out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: hops, Redirects: redirects + 1, Flags: flag})
+	out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: hops, Redirects: redirects + 1, Flags: flag, OffLang: out.Job.Meta.OffLang})
 }
 
 func (p *Pipeline) sitemap(out *Outcome, body []byte) {
@@ -598,6 +645,7 @@ func Screen(s *Settings, raw string) (*url.URL, bool) {
 	if err != nil {
 		return nil, false
 	}
+	s.unmirror(nu)
 	if !fetchableScheme(s, nu.Scheme) {
 		return nil, false
 	}

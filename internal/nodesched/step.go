@@ -281,6 +281,9 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 	if ppdup != nil {
 		m.send(m.dsFor(ppdup.Checksum), ppdup)
 	}
+	if err := m.flushSendLinks(now); err != nil {
+		return err
+	}
 	return m.afterStep(c, o)
 }
 
@@ -299,6 +302,7 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 	j, s, b := o.Job, o.Job.S, tx.Batch()
 	name := s.Name
 	m.stepFeed = nil
+	m.sendLinks = nil
 	rec := &store.URIRecord{URI: j.Fetch.URI, Site: j.Fetch.Site, Referrer: j.Fetch.Referrer, Hops: j.Fetch.Hops,
 		FirstSeenCycle: j.Fetch.Cycle, FirstSeen: now}
 	if j.Prev != nil {
@@ -383,6 +387,12 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 			}
 			rec.Size = int64(len(o.Body))
 		}
+	case o.Unwanted != "":
+		// focused: fetched, not kept (options.go).
+		rec.Status, rec.ErrorCount, rec.ContentType = store.StatusExcluded, 0, o.ContentType
+		if err := b.DeleteDocument(name, rec.URI); err != nil {
+			return result, nil, err
+		}
 	default:
 		if err := m.storeDocument(c, b, rec, o, now, &result, ppdup); err != nil {
 			return result, nil, err
@@ -415,7 +425,8 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 	if err := b.PutURI(name, rec); err != nil {
 		return result, nil, err
 	}
-	return result, append(links, o.Links...), nil
+	all, err := m.stepOptions(c, b, rec, o, append(links, o.Links...))
+	return result, all, err
 }
 
 func urlSite(u *url.URL) string { return u.Host }

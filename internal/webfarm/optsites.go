@@ -187,6 +187,7 @@ func (s *LangSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for i := 0; i < 4; i++ {
 		fmt.Fprintf(w, "<p>%s</p>\n", pool[(n*3+i)%len(pool)])
 	}
+	fmt.Fprintf(w, "<p>%d</p>\n", n) // every page its own text, none a duplicate
 	for _, c := range s.children(n) {
 		fmt.Fprintf(w, "<a href=\"%s\">%d</a>\n", LangPath(c), c)
 	}
