@@ -232,8 +232,9 @@ func buildSchema() *Schema {
 }
 
 // honouredParams are the parameters the crawl uses, each exercised by a
-// test: "name" at top level, "section/name" in a section ("section/*" for
-// every parameter of the section and its template). The rows are read by
+// test: "name" at top level, "section/name" in a section, "a/b/name" in
+// section b inside section a ("section/*" for every parameter of the
+// section and its template). The rows are read by
 // internal/nodesched (Compile: fetching, robots, extraction, screening,
 // duplicates, http_errors), internal/frontier (scheduling, politeness,
 // seen-set, refresh) and internal/multinode (routing). A subcollection's
@@ -262,6 +263,11 @@ var honouredParams = []string{
 	// internal/render).
 	"start_uri_files", "use_javascript", "javascript_delay",
 	"rss/start_uris", "rss/start_uri_files", "rss/follow_links", "rss/max_link_age", "rss/max_link_count",
+	// Crawl options of internal/nodesched/options.go and
+	// internal/frontier (slots.go, adaptive.go).
+	"variable_delay/*", "mirror_site_files", "focused/languages", "focused/depth", "send_links_to",
+	"extract_links_from_dupes",
+	"adaptive/weights/*", "adaptive/sitemap_weights/*",
 }
 
 // honouredLoginParams are the honoured rows of a Login element (forms
@@ -272,18 +278,20 @@ var honouredLoginParams = []string{"preload", "scheme", "site", "form", "action"
 // honouredParams); a name that matches nothing is a mistake in the table.
 func markHonoured(d *SectionDef, paths []string) {
 	for _, path := range paths {
-		secName, name, inSec := strings.Cut(path, "/")
-		if !inSec {
-			name, secName = secName, ""
-		}
+		// "a/b/name": parameter name of section b inside section a.
+		parts := strings.Split(path, "/")
+		name := parts[len(parts)-1]
 		target := d
-		if inSec {
-			target = nil
-			for _, c := range d.Sections {
-				if c.Name == secName {
-					target = c
+		for _, secName := range parts[:len(parts)-1] {
+			var next *SectionDef
+			if target != nil {
+				for _, c := range target.Sections {
+					if c.Name == secName {
+						next = c
+					}
 				}
 			}
+			target = next
 		}
 		found := false
 		if target != nil {

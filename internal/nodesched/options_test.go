@@ -484,3 +484,79 @@ func TestCrawlFocused(t *testing.T) {
 		})
 	}
 }
+
+// TestCrawlAdaptiveSitemapWeights crawls a site whose sitemap gives its pages
+// the change frequencies always, daily, monthly and never, in refresh_mode
+// adaptive with only the sitemap rule weighted, over several refresh cycles:
+// each cycle reschedules coverage_min known URIs, and pages with a higher
+// changefreq weight are refetched more often; "never" (weight 0) pages are
+// not refetched at all. The ranking (score times cycles since the last
+// fetch) shares the refetches about in proportion to the weights (10 : 5 :
+// 2.5 : 0 here), after a start in which the best pages go first. The counts
+// come from the site's request log.
+func TestCrawlAdaptiveSitemapWeights(t *testing.T) {
+	site := &webfarm.ChangeSite{Pages: 40}
+	port := serveHandler(t, site)
+	base := fmt.Sprintf("http://change.test:%d", port)
+	extra := `<attrib name="use_sitemaps" type="boolean"> yes </attrib>
+    <attrib name="refresh_mode" type="string"> adaptive </attrib>
+    <attrib name="refresh" type="real"> 10000 </attrib>
+    <attrib name="dbswitch" type="integer"> 0 </attrib>
+    <section name="adaptive">
+      <attrib name="coverage_min" type="integer"> 12 </attrib>
+      <attrib name="coverage_max_pct" type="integer"> 10 </attrib>
+      <attrib name="refresh_quota" type="integer"> 90 </attrib>
+      <section name="weights">
+        <attrib name="inverse_length" type="real"> 0 </attrib>
+        <attrib name="inverse_depth" type="real"> 0 </attrib>
+        <attrib name="is_landing_page" type="real"> 0 </attrib>
+        <attrib name="is_mime_markup" type="real"> 0 </attrib>
+        <attrib name="change_history" type="real"> 0 </attrib>
+        <attrib name="sitemap" type="real"> 10 </attrib>
+      </section>
+      <section name="sitemap_weights">
+        <attrib name="daily" type="real"> 0.5 </attrib>
+        <attrib name="monthly" type="real"> 0.25 </attrib>
+      </section>
+    </section>`
+	c := startOptCrawl(t, optXML(optCollection("ad", base+"/", "change.test", extra)), nil, nil)
+	waitIdle(t, c.d, 60*time.Second)
+	first := len(site.Requests())
+	const cycles = 10
+	for cycle := 1; cycle <= cycles; cycle++ {
+		site.SetCycle(cycle)
+		c.mns.send(t, &cmt.AdmConfRefresh{Collection: "ad", Flags: cmt.RefreshCollection})
+		deadline := time.Now().Add(30 * time.Second)
+		for c.d.Stats()["ad"]["refresh_cycles"] < int64(cycle) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		waitIdle(t, c.d, 60*time.Second)
+	}
+	refetched := map[string]int{}
+	per := map[string]int{}
+	for _, r := range site.Requests()[first:] {
+		per[r.Path]++
+	}
+	for n := 0; n < site.Pages; n++ {
+		refetched[webfarm.ChangeFreqOf(n)] += per[webfarm.ChangePath(n)]
+	}
+	total := 0
+	for _, v := range refetched {
+		total += v
+	}
+	t.Logf("refetches over %d cycles by changefreq: %v; start page %d, sitemap %d", cycles, refetched, per["/"], per["/sitemap.xml"])
+	if per["/"] != cycles || per["/sitemap.xml"] != cycles {
+		t.Errorf("start page fetched %d times, sitemap %d times in %d cycles; want once per cycle", per["/"], per["/sitemap.xml"], cycles)
+	}
+	// 42 known URIs: max(10% of 42, coverage_min 12) = 12 per cycle; the
+	// start page and the sitemap, queued anyway, may take two of them.
+	if total < (12-2)*cycles || total > 12*cycles {
+		t.Errorf("%d pages refetched in %d cycles, want 10..12 per cycle", total, cycles)
+	}
+	if !(refetched["always"] > refetched["daily"] && refetched["daily"] > refetched["monthly"] && refetched["never"] == 0) {
+		t.Errorf("refetches by changefreq %v: want always > daily > monthly, never none", refetched)
+	}
+	if refetched["monthly"] == 0 {
+		t.Errorf("monthly pages never refetched in %d cycles: the ranking starves lower weights", cycles)
+	}
+}
