@@ -59,6 +59,12 @@
 // only when nothing is in flight, so max_sites bounds the sites with fetches
 // outstanding.
 //
+// Under variable_delay (Config.Slots, slots.go) the delay is that of the
+// time slot the clock is in, and a "suspend" slot serves nothing until it
+// ends. Under refresh_mode adaptive (adaptive.go) a link to a URI known from
+// an earlier cycle is not queued: known URIs come back through Refresh's
+// rescheduling, ranked by score times the cycles since their last fetch.
+//
 // # Depth and deletes
 //
 // Under crawlmode DEPTH a URI's depth is the minimum over every path to it:
