@@ -254,7 +254,7 @@ var honouredParams = []string{
 	"http_errors/*", "link_extraction/*",
 	"crawlmode/mode", "crawlmode/fwdlinks", "crawlmode/fwdredirects", "crawlmode/reset_level",
 	"workqueue_priority/levels", "workqueue_priority/default", "workqueue_priority/start_uri_pri", "workqueue_priority/pop_scheme",
-	"adaptive/refresh_quota", "adaptive/coverage_min", "adaptive/coverage_max_pct",
+	"adaptive/refresh_count", "adaptive/refresh_quota", "adaptive/coverage_min", "adaptive/coverage_max_pct",
 	"pp/use_dupservers", "site_clusters/*",
 	// Access (internal/fetch, internal/nodesched/access.go).
 	"use_cookies", "cookie_timeout", "passwd/*", "proxy", "proxy_max_pending", "key_file", "cert_file",

@@ -60,6 +60,7 @@ func ParsePopScheme(s string) (PopScheme, error) {
 
 // Adaptive is the adaptive section (MS-FSCCFG §2.2.4.24).
 type Adaptive struct {
+	RefreshCount   int // minor refresh cycles per refresh cycle: known URIs are rescheduled at the start of each (4)
 	RefreshQuota   int // percent of served entries that are rescheduled (known) URIs when both kinds wait (90)
 	CoverageMin    int // at least this many known URIs of a site are rescheduled per refresh (25)
 	CoverageMaxPct int // at most this percent of a site's known URIs per refresh, if above CoverageMin (10)
@@ -126,7 +127,7 @@ func DefaultConfig(collection string) Config {
 		EnforceDelayPerIP: true, Levels: 1, DefaultLevel: 1, StartURILevel: 1, PopScheme: PopWRR,
 		MaxHops: -1, MaxURIRecursion: 5, WQFilter: true, RefreshMode: RefreshScratch,
 		Refresh: 1500 * time.Minute, DBSwitch: 5,
-		Adaptive:          Adaptive{RefreshQuota: 90, CoverageMin: 25, CoverageMaxPct: 10},
+		Adaptive:          Adaptive{RefreshCount: 4, RefreshQuota: 90, CoverageMin: 25, CoverageMaxPct: 10},
 		MaxBackoffCounter: 50, MaxBackoffDelay: 600 * time.Second,
 	}
 }

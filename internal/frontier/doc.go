@@ -24,7 +24,7 @@
 //
 //	queue    'q' lp(coll) lp(site) class seq(8, big-endian) -> entry (version, class, queue flags, fresh flag, ...)
 //	seen     'h' lp(coll) uri                                -> varint(cycle queued) uvarint(hops) class uvarint(seq)
-//	known    'w' lp(coll) lp(site) uri                       -> hops, level, last cycle, fetches, changes
+//	known    'w' lp(coll) lp(site) uri                       -> hops, level, last cycle, fetches, changes, last minor cycle
 //	site     'f' lp(coll) 's' site                           -> counts, sequence numbers, cycle, backoff...
 //	global   'f' lp(coll) 'g'                                -> cycle, cycle start
 //	deferred 'f' lp(coll) 'd' lp(site) uri                   -> start URI held for a soft refresh

@@ -83,6 +83,9 @@ type KnownURI struct {
 	LastCycle int64 // last cycle the URI was fetched successfully
 	Fetches   int
 	Changes   int
+	// LastTick is the minor refresh cycle of the last fetch, counted over
+	// the whole crawl (cycle*refresh_count + minor cycle; adaptive.go).
+	LastTick int64
 }
 
 // DefaultScore is the adaptive score: the weights section's change-history
@@ -224,6 +227,7 @@ func encodeKnown(k *KnownURI) []byte {
 	b = binary.AppendVarint(b, k.LastCycle)
 	b = binary.AppendUvarint(b, uint64(k.Fetches))
 	b = binary.AppendUvarint(b, uint64(k.Changes))
+	b = binary.AppendVarint(b, k.LastTick) // optional: older records end before it
 	return b
 }
 
@@ -238,6 +242,9 @@ func decodeKnown(site, uri string, b []byte) (KnownURI, error) {
 	k.LastCycle = r.varint()
 	k.Fetches = int(r.uvarint(1 << 40))
 	k.Changes = int(r.uvarint(1 << 40))
+	if r.err == nil && len(r.b) > 0 {
+		k.LastTick = r.varint()
+	}
 	return k, r.end()
 }
 

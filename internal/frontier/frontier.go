@@ -102,6 +102,9 @@ type Frontier struct {
 	// curDelay is the delay of the variable_delay slot of the last Next
 	// (Config.Delay outside every slot).
 	curDelay time.Duration
+	// minor is the adaptive minor refresh cycle last rescheduled in the
+	// current cycle (adaptive.go).
+	minor int
 }
 
 // ErrBroken is wrapped by every call after a commit failed; reopen the

@@ -56,6 +56,7 @@ func (f *Frontier) Refresh(now time.Time, seeds []Entry, expired func(site, uri 
 	}
 	f.cycle++
 	f.cycleStart = now
+	f.minor = 0
 	rep := RefreshReport{Cycle: f.cycle}
 	if f.bloom != nil && !f.cfg.WQFilter {
 		f.bloom.reset()
@@ -196,11 +197,7 @@ func (f *Frontier) Refresh(now time.Time, seeds []Entry, expired func(site, uri 
 			known = known[:0]
 			return nil
 		}
-		sort.SliceStable(known, func(i, j int) bool { return f.rank(known[i]) > f.rank(known[j]) })
-		n := len(known) * f.cfg.Adaptive.CoverageMaxPct / 100
-		n = max(n, f.cfg.Adaptive.CoverageMin)
-		n = min(n, len(known))
-		for _, k := range known[:n] {
+		for _, k := range f.topKnown(known) {
 			batch = append(batch, Entry{URI: k.URI, Site: k.Site, Hops: k.Hops, Level: k.Level, URIFlags: URIFRescheduled})
 			if len(batch) >= refreshChunk {
 				if err := flush(&rep.Rescheduled); err != nil {

@@ -425,7 +425,7 @@ func (tx *Tx) Done(fe Fetch, res Result) error {
 				}
 			}
 		}
-		k.Hops, k.Level, k.LastCycle = fe.Hops, fe.Level, fe.Cycle
+		k.Hops, k.Level, k.LastCycle, k.LastTick = fe.Hops, fe.Level, fe.Cycle, f.tick()
 		if res.Outcome == Fetched || res.Outcome == NotModified {
 			k.Fetches++
 			if res.Changed {

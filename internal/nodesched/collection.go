@@ -228,7 +228,7 @@ func Compile(c *config.Collection, env Env) (*Settings, error) {
 	fc.DBSwitch = eff.Dbswitch()
 	fc.DBSwitchDelete = eff.DbswitchDelete()
 	ad := eff.Adaptive()
-	fc.Adaptive = frontier.Adaptive{RefreshQuota: ad.RefreshQuota, CoverageMin: ad.CoverageMin, CoverageMaxPct: ad.CoverageMaxPct}
+	fc.Adaptive = frontier.Adaptive{RefreshCount: ad.RefreshCount, RefreshQuota: ad.RefreshQuota, CoverageMin: ad.CoverageMin, CoverageMaxPct: ad.CoverageMaxPct}
 	fc.MaxBackoffCounter = eff.MaxBackoffCounter()
 	fc.MaxBackoffDelay = time.Duration(eff.MaxBackoffDelay()) * time.Second
 	fc.RequireIP = true

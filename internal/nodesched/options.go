@@ -303,3 +303,13 @@ func (m *Machine) flushSendLinks(now time.Time) error {
 	}
 	return nil
 }
+
+// minorRefresh starts an adaptive minor refresh cycle (refresh_count): the
+// best known URIs of each site are queued again.
+func (m *Machine) minorRefresh(c *collection, now time.Time) error {
+	n, err := c.front.Reschedule(now)
+	c.count("adaptive_rescheduled", int64(n))
+	m.log.Info("nodesched: adaptive minor refresh cycle", "collection", c.s.Name, "rescheduled", n)
+	m.pump(c)
+	return err
+}

@@ -498,27 +498,7 @@ func TestCrawlAdaptiveSitemapWeights(t *testing.T) {
 	site := &webfarm.ChangeSite{Pages: 40}
 	port := serveHandler(t, site)
 	base := fmt.Sprintf("http://change.test:%d", port)
-	extra := `<attrib name="use_sitemaps" type="boolean"> yes </attrib>
-    <attrib name="refresh_mode" type="string"> adaptive </attrib>
-    <attrib name="refresh" type="real"> 10000 </attrib>
-    <attrib name="dbswitch" type="integer"> 0 </attrib>
-    <section name="adaptive">
-      <attrib name="coverage_min" type="integer"> 12 </attrib>
-      <attrib name="coverage_max_pct" type="integer"> 10 </attrib>
-      <attrib name="refresh_quota" type="integer"> 90 </attrib>
-      <section name="weights">
-        <attrib name="inverse_length" type="real"> 0 </attrib>
-        <attrib name="inverse_depth" type="real"> 0 </attrib>
-        <attrib name="is_landing_page" type="real"> 0 </attrib>
-        <attrib name="is_mime_markup" type="real"> 0 </attrib>
-        <attrib name="change_history" type="real"> 0 </attrib>
-        <attrib name="sitemap" type="real"> 10 </attrib>
-      </section>
-      <section name="sitemap_weights">
-        <attrib name="daily" type="real"> 0.5 </attrib>
-        <attrib name="monthly" type="real"> 0.25 </attrib>
-      </section>
-    </section>`
+	extra := adaptiveXML(10000, 1)
 	c := startOptCrawl(t, optXML(optCollection("ad", base+"/", "change.test", extra)), nil, nil)
 	waitIdle(t, c.d, 60*time.Second)
 	first := len(site.Requests())
@@ -558,5 +538,77 @@ func TestCrawlAdaptiveSitemapWeights(t *testing.T) {
 	}
 	if refetched["monthly"] == 0 {
 		t.Errorf("monthly pages never refetched in %d cycles: the ranking starves lower weights", cycles)
+	}
+}
+
+// adaptiveXML is the adaptive configuration of the change-frequency tests:
+// only the sitemap rule weighted (10), sitemap weights always 1, daily 0.5,
+// monthly 0.25, never 0; 12 URIs rescheduled per (minor) cycle.
+func adaptiveXML(refreshMinutes, refreshCount int) string {
+	return fmt.Sprintf(`<attrib name="use_sitemaps" type="boolean"> yes </attrib>
+    <attrib name="refresh_mode" type="string"> adaptive </attrib>
+    <attrib name="refresh" type="real"> %d </attrib>
+    <attrib name="dbswitch" type="integer"> 0 </attrib>
+    <section name="adaptive">
+      <attrib name="refresh_count" type="integer"> %d </attrib>
+      <attrib name="coverage_min" type="integer"> 12 </attrib>
+      <attrib name="coverage_max_pct" type="integer"> 10 </attrib>
+      <attrib name="refresh_quota" type="integer"> 90 </attrib>
+      <section name="weights">
+        <attrib name="inverse_length" type="real"> 0 </attrib>
+        <attrib name="inverse_depth" type="real"> 0 </attrib>
+        <attrib name="is_landing_page" type="real"> 0 </attrib>
+        <attrib name="is_mime_markup" type="real"> 0 </attrib>
+        <attrib name="change_history" type="real"> 0 </attrib>
+        <attrib name="sitemap" type="real"> 10 </attrib>
+      </section>
+      <section name="sitemap_weights">
+        <attrib name="daily" type="real"> 0.5 </attrib>
+        <attrib name="monthly" type="real"> 0.25 </attrib>
+      </section>
+    </section>`, refreshMinutes, refreshCount)
+}
+
+// TestCrawlAdaptiveMinorCycles: with refresh_count 4 and a 40-minute refresh
+// period, moving the injected clock by 10 minutes starts a minor refresh
+// cycle, which refetches the best known pages (by changefreq weight and age)
+// within the same refresh cycle: the start page is not fetched again.
+func TestCrawlAdaptiveMinorCycles(t *testing.T) {
+	site := &webfarm.ChangeSite{Pages: 40}
+	port := serveHandler(t, site)
+	base := fmt.Sprintf("http://change.test:%d", port)
+	clock := &shiftClock{}
+	c := startOptCrawl(t, optXML(optCollection("ad", base+"/", "change.test", adaptiveXML(40, 4))), clock.now, nil)
+	waitIdle(t, c.d, 60*time.Second)
+	first := len(site.Requests())
+	for m := 1; m <= 3; m++ {
+		clock.mu.Lock()
+		clock.off += 10*time.Minute + time.Second
+		clock.mu.Unlock()
+		deadline := time.Now().Add(30 * time.Second)
+		for c.d.Stats()["ad"]["adaptive_rescheduled"] < int64(12*m) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		waitIdle(t, c.d, 60*time.Second)
+	}
+	per := map[string]int{}
+	for _, r := range site.Requests()[first:] {
+		per[r.Path]++
+	}
+	refetched := map[string]int{}
+	total := 0
+	for n := 0; n < site.Pages; n++ {
+		refetched[webfarm.ChangeFreqOf(n)] += per[webfarm.ChangePath(n)]
+		total += per[webfarm.ChangePath(n)]
+	}
+	t.Logf("refetches over 3 minor cycles by changefreq: %v", refetched)
+	if st := c.d.Stats()["ad"]; st["refresh_cycles"] != 0 || per["/"] != 0 {
+		t.Errorf("a refresh cycle ran (refresh_cycles %d, start page fetched %d times): only minor cycles were due", st["refresh_cycles"], per["/"])
+	}
+	if total != 3*12 {
+		t.Errorf("%d pages refetched in 3 minor cycles, want 12 each", total)
+	}
+	if !(refetched["always"] > refetched["daily"] && refetched["never"] == 0) {
+		t.Errorf("refetches by changefreq %v: want always > daily, never none", refetched)
 	}
 }

@@ -134,6 +134,10 @@ func (m *Machine) Tick(now time.Time) error {
 			if err := m.refresh(c, cmt.RefreshCollection, now); err != nil {
 				return err
 			}
+		} else if c.state == cmt.StateActive && c.front.MinorDue(now) {
+			if err := m.minorRefresh(c, now); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
