@@ -106,7 +106,7 @@ func TestAdaptiveMinorCycles(t *testing.T) {
 	if _, err := f.Refresh(t0.Add(4*time.Hour), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if f.MinorDue(t0.Add(4*time.Hour + 59*time.Minute)) || !f.MinorDue(t0.Add(5*time.Hour)) {
+	if f.MinorDue(t0.Add(4*time.Hour+59*time.Minute)) || !f.MinorDue(t0.Add(5*time.Hour)) {
 		t.Error("minor cycles do not restart with the refresh cycle")
 	}
 }
