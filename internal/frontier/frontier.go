@@ -50,6 +50,7 @@ type Stats struct {
 	Invalid      int64 // entries without URI or site, or with oversized Extra
 	Dropped      int64 // queued entries dropped (site stopped after max_backoff_counter, DropSite, DropURIs)
 	Shorter      int64 // entries that lowered the depth of a URI already seen this cycle (crawlmode DEPTH)
+	CacheHits    int64 // duplicates found by the seen-set cache, without a disk read
 }
 
 type ipState struct {
@@ -92,9 +93,10 @@ type Frontier struct {
 	cycle      int64
 	cycleStart time.Time
 	bloom      *bloom
-	bloomAuto  bool // the filter is the automatic one in front of the exact seen-set
-	bloomN     int  // URIs added to the filter
-	bloomCap   int  // URIs the automatic filter is sized for
+	seenc      *seenCache // in front of the exact seen-set (wqfilter)
+	bloomAuto  bool       // the filter is the automatic one in front of the exact seen-set
+	bloomN     int        // URIs added to the filter
+	bloomCap   int        // URIs the automatic filter is sized for
 	actions    []Action
 	stats      Stats
 	txOpen     bool
@@ -167,6 +169,9 @@ func Open(s *store.Store, cfg Config, log *slog.Logger, now time.Time) (*Frontie
 		if err := b.Commit(); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.WQFilter {
+		f.seenc = newSeenCache(seenCacheMax)
 	}
 	switch {
 	case cfg.SMFilterBits > 0:

@@ -61,6 +61,9 @@ func (f *Frontier) Refresh(now time.Time, seeds []Entry, expired func(site, uri 
 	if f.bloom != nil && !f.cfg.WQFilter {
 		f.bloom.reset()
 	}
+	if f.seenc != nil {
+		f.seenc.reset() // every entry is of an earlier cycle now
+	}
 
 	// 1. Every site's state (in memory, and on disk for the others).
 	b := f.st.NewBatch()
@@ -235,6 +238,9 @@ func (f *Frontier) Refresh(now time.Time, seeds []Entry, expired func(site, uri 
 				rep.Expired++
 				if err := del.DeleteRaw(store.SpaceKnown, k); err != nil {
 					return err
+				}
+				if f.seenc != nil {
+					f.seenc.forget(uri)
 				}
 				if err := del.DeleteRaw(store.SpaceSeen, f.seenKey(uri)); err != nil {
 					return err

@@ -55,6 +55,7 @@ type Tx struct {
 	ops     []txOp
 	touched map[*site]bool
 	seen    map[string]int // URI -> index in ops of its queued entry, -1 when not queued here
+	cache   []seenCacheOp  // seen-set cache changes, applied in order on commit
 	now     time.Time
 	done    bool
 }
@@ -191,6 +192,9 @@ func (tx *Tx) Add(entries ...Entry) (AddResult, error) {
 		switch {
 		case f.cfg.WQFilter && f.bloom != nil && !f.bloom.has(e.URI):
 			c.keep, c.fresh = true, true // certainly new: no disk read
+		case f.cfg.WQFilter && f.cachedDup(e):
+			c.dup = true // seen this cycle, from the seen-set cache: no disk read
+			f.stats.CacheHits++
 		case f.cfg.WQFilter:
 			c.disk = true
 			ndisk++
@@ -265,6 +269,9 @@ func (tx *Tx) checkSeen(cands []cand, n int) error {
 			continue
 		}
 		sv, ok := decodeSeen(it.Value())
+		if ok && f.seenc != nil {
+			tx.cache = append(tx.cache, seenCacheOp{uri: c.e.URI, v: sv})
+		}
 		st, err := f.getSite(c.e.Site)
 		if err != nil {
 			it.Close()
@@ -291,6 +298,41 @@ func (tx *Tx) checkSeen(cands []cand, n int) error {
 	return it.Close()
 }
 
+// seenCacheOp is a change to the seen-set cache that waits for the commit.
+type seenCacheOp struct {
+	uri string
+	v   seenValue
+	del bool
+}
+
+// forgetSeen drops uri from the seen-set cache now (so nothing in this
+// transaction reads it from there) and again when the transaction commits
+// (after any value an earlier read put back).
+func (tx *Tx) forgetSeen(uri string) {
+	if c := tx.f.seenc; c != nil {
+		c.forget(uri)
+		tx.cache = append(tx.cache, seenCacheOp{uri: uri, del: true})
+	}
+}
+
+// cachedDup reports whether the seen-set cache shows e's URI seen in its
+// site's current cycle by a path no longer than e's: the verdict checkSeen
+// would give from the disk. Anything else is left to the disk.
+func (f *Frontier) cachedDup(e *Entry) bool {
+	if f.seenc == nil {
+		return false
+	}
+	v, ok := f.seenc.get(e.URI)
+	if !ok {
+		return false
+	}
+	st := f.sites[e.Site]
+	if st == nil || int64(v.cycle) < st.cycle {
+		return false
+	}
+	return !(f.cfg.MaxHops >= 0 && v.full && e.Hops < int(v.hops))
+}
+
 // lower gives the entry queued by ops[k] in this transaction the shorter
 // path of e.
 func (tx *Tx) lower(k int, e *Entry) error {
@@ -309,6 +351,10 @@ func (tx *Tx) writeQueued(op *txOp) error {
 		v := appendSeen(make([]byte, 0, 24), seenValue{cycle: op.st.cycle, hops: op.e.Hops, class: op.class, seq: op.seq})
 		if err := tx.b.SetRaw(store.SpaceSeen, f.seenKey(op.e.URI), v); err != nil {
 			return err
+		}
+		if f.seenc != nil {
+			sv, _ := decodeSeen(v)
+			tx.cache = append(tx.cache, seenCacheOp{uri: op.e.URI, v: sv})
 		}
 	}
 	return nil
@@ -458,6 +504,7 @@ func (tx *Tx) DropSite(site string, uris []string) (int, error) {
 		if k, ok := tx.seen[uri]; ok && k >= 0 && tx.ops[k].st == st {
 			tx.seen[uri] = -1
 		}
+		tx.forgetSeen(uri)
 		return tx.b.DeleteRaw(store.SpaceSeen, f.seenKey(uri))
 	}
 	p := f.queuePrefix(site)
@@ -542,6 +589,7 @@ func (tx *Tx) DropURIs(site string, uris []string) (int, error) {
 		if k, ok := tx.seen[u]; ok && k >= 0 && tx.ops[k].st == st {
 			tx.seen[u] = -1
 		}
+		tx.forgetSeen(u)
 		if err := tx.b.DeleteRaw(store.SpaceSeen, f.seenKey(u)); err != nil {
 			return 0, err
 		}
@@ -635,6 +683,15 @@ func (tx *Tx) Commit() error {
 	}
 	if err := f.commit(tx.b); err != nil {
 		return err
+	}
+	if f.seenc != nil {
+		for _, op := range tx.cache {
+			if op.del {
+				f.seenc.forget(op.uri)
+			} else {
+				f.seenc.set(op.uri, op.v)
+			}
+		}
 	}
 	for st := range tx.touched {
 		f.settle(st, tx.now)

@@ -213,6 +213,7 @@ func (s *Store) Routes(collection string, fn func(site string, node int64) error
 // PutChecksumOwner records owner as the URI owning checksum cs (the
 // duplicate server's answer, PPDUP_ADD_OK).
 func (b *Batch) PutChecksumOwner(collection string, cs [16]byte, owner string) error {
+	b.s.csums.add(collection, cs)
 	return b.b.Set(key(SpaceChecksum, string(cs[:]), collection), []byte(owner), nil)
 }
 
@@ -223,6 +224,12 @@ func (b *Batch) DeleteChecksumOwner(collection string, cs [16]byte) error {
 
 // ChecksumOwner returns the URI owning cs.
 func (s *Store) ChecksumOwner(collection string, cs [16]byte) (string, bool, error) {
+	if !s.csums.mayHave(collection, cs) {
+		if s.closed.Load() {
+			return "", false, ErrClosed
+		}
+		return "", false, nil
+	}
 	v, found, err := s.get(key(SpaceChecksum, string(cs[:]), collection))
 	return string(v), found, err
 }

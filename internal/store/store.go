@@ -64,6 +64,7 @@ type Store struct {
 	maxDoc int64
 	closed atomic.Bool
 	routes routeCache
+	csums  *csumFilter // checksums with an owner (ChecksumOwner's fast "no")
 }
 
 type pebbleLogger struct{ l *slog.Logger }
@@ -116,6 +117,10 @@ func Open(dir string, o Options) (*Store, error) {
 	}
 	if o.MaxDocSize > 0 {
 		s.maxDoc = o.MaxDocSize
+	}
+	if s.csums, err = loadCSumFilter(s); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return s, nil
 }
