@@ -303,3 +303,42 @@ func TestCompileAccessPasswords(t *testing.T) {
 		t.Errorf("body %q", resp.Body)
 	}
 }
+
+// TestCrawlFTPActive crawls with ftp_passive=no a server that refuses
+// passive mode, and with the default a server that refuses active mode:
+// each crawl gets every file, with the data connections the server logged
+// in the configured mode only.
+func TestCrawlFTPActive(t *testing.T) {
+	files := map[string]string{"/pub/a.txt": "a", "/pub/docs/b.txt": "b", "/pub/docs/deep/c.txt": "c"}
+	for _, passive := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ftp_passive=%v", passive), func(t *testing.T) {
+			srv := &webfarm.FTPServer{Files: files, Anonymous: true, RefusePassive: !passive, RefuseActive: passive}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go srv.Serve(ctx, ln)
+			base := fmt.Sprintf("ftp://files.test:%d", ln.Addr().(*net.TCPAddr).Port)
+			yn := map[bool]string{true: "yes", false: "no"}[passive]
+			extra := fmt.Sprintf(`    <attrib name="allowed_schemes" type="list-string"><member> ftp </member></attrib>
+    <attrib name="allowed_types" type="list-string"><member> */* </member></attrib>
+    <attrib name="ftp_passive" type="boolean"> %s </attrib>`, yn)
+			stats := runAccessCrawl(t, crawlXML(base+"/pub/", "files.test", extra))
+			want := map[bool]string{true: "passive", false: "active"}[passive]
+			modes := map[string]int{}
+			for _, c := range srv.Log() {
+				if c.Mode != "" {
+					modes[c.Mode]++
+				}
+			}
+			if d := cmp.Diff([]string{"/pub/a.txt", "/pub/docs/b.txt", "/pub/docs/deep/c.txt"}, srv.Retrieved()); d != "" {
+				t.Errorf("files retrieved (-want +got):\n%s\nstats %v", d, stats)
+			}
+			if len(modes) != 1 || modes[want] == 0 {
+				t.Errorf("data connections by mode %v, want %s only", modes, want)
+			}
+		})
+	}
+}
