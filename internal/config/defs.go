@@ -258,6 +258,7 @@ var honouredParams = []string{
 	// Access (internal/fetch, internal/nodesched/access.go).
 	"use_cookies", "cookie_timeout", "passwd/*", "proxy", "proxy_max_pending", "key_file", "cert_file",
 	"ftp_acct/*", "ftp_searchlinks", "ftp_passive", "login_timeout", "login_failed_ignore",
+	"exclude_headers/*", "post_payload/*",
 	// Sitemaps, feeds, start URI files, JavaScript (internal/nodesched,
 	// internal/render).
 	"start_uri_files", "use_javascript", "javascript_delay",

@@ -342,3 +342,69 @@ func TestCrawlFTPActive(t *testing.T) {
 		})
 	}
 }
+
+// TestCrawlExcludeHeadersPostPayload crawls a site whose documents carry an
+// X-Classification header and whose search page answers only the POST of
+// its form: with exclude_headers the private and internal documents are
+// refused on their headers (skip code hx), so the pages only they link to
+// are never asked for; with post_payload the search page is POSTed its
+// payload and its results are crawled. Without the options the crawl gets
+// the excluded pages and a 405 from the search page.
+func TestCrawlExcludeHeadersPostPayload(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		options      bool
+		want         []string
+		wantExcluded int64
+	}{
+		{"with the options", true, []string{"GET /", "GET /doc/internal.html", "GET /doc/private.html", "GET /doc/public-child.html",
+			"GET /doc/public.html", "GET /results/1.html", "GET /results/2.html", "GET /robots.txt", "POST /search"}, 2},
+		{"without", false, []string{"GET /", "GET /doc/internal-child.html", "GET /doc/internal.html", "GET /doc/private-child.html",
+			"GET /doc/private.html", "GET /doc/public-child.html", "GET /doc/public.html", "GET /robots.txt"}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			site := &webfarm.OptionsSite{}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := &http.Server{Handler: site}
+			go srv.Serve(ln)
+			defer srv.Close()
+			base := fmt.Sprintf("http://opts.test:%d", ln.Addr().(*net.TCPAddr).Port)
+			extra := ""
+			if tt.options {
+				extra = fmt.Sprintf(`    <section name="exclude_headers"><attrib name="X-Classification" type="list-string"><member> ^private$ </member><member> (?i)^INTERNAL </member></attrib></section>
+    <section name="post_payload"><attrib name="%s/search" type="string">
+q=widgets&amp;page=1 </attrib><attrib name="prefix:%s/nowhere/" type="string"> x=1 </attrib></section>`, base, base)
+			}
+			stats := runAccessCrawl(t, crawlXML(base+"/", "opts.test", extra))
+			if d := cmp.Diff(tt.want, site.Served()); d != "" {
+				t.Errorf("served (-want +got):\n%s\nstats %v", d, stats)
+			}
+			if got := stats["errors_excluded-header"]; got != tt.wantExcluded {
+				t.Errorf("excluded on headers: %d, want %d (stats %v)", got, tt.wantExcluded, stats)
+			}
+			if !tt.options && stats["http_405"] != 1 {
+				t.Errorf("GET of the search page: want one 405, stats %v", stats)
+			}
+		})
+	}
+}
+
+func TestPayloads(t *testing.T) {
+	p := NewPayloads([]PayloadRule{{URI: "http://a/x", Payload: "exact"}, {URI: "http://a/", Prefix: true, Payload: "short"},
+		{URI: "http://a/x/", Prefix: true, Payload: "long"}})
+	for _, tt := range []struct{ uri, want string }{
+		{"http://a/x", "exact"}, {"http://a/x/y", "long"}, {"http://a/z", "short"}, {"http://b/", ""},
+	} {
+		got, ok := p.For(tt.uri)
+		if ok != (tt.want != "") || got != tt.want {
+			t.Errorf("%s: %q %v, want %q", tt.uri, got, ok, tt.want)
+		}
+	}
+	var none *Payloads
+	if _, ok := none.For("http://a/"); ok {
+		t.Error("nil Payloads matched")
+	}
+}
