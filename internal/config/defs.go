@@ -261,7 +261,7 @@ var honouredParams = []string{
 	"exclude_headers/*", "post_payload/*",
 	// Sitemaps, feeds, start URI files, JavaScript (internal/nodesched,
 	// internal/render).
-	"start_uri_files", "use_javascript", "javascript_delay",
+	"start_uri_files", "use_javascript", "javascript_delay", "javascript_keep_html",
 	"rss/start_uris", "rss/start_uri_files", "rss/follow_links", "rss/max_link_age", "rss/max_link_count",
 }
 

@@ -62,7 +62,9 @@ func compileExtras(s *Settings, eff *config.Effective, fo fetch.Options) error {
 	ns := *s
 	ns.ExcludeExts = urls.ExtSet{}
 	f.screen = &ns
-	compileJavaScript(s, eff)
+	if err := compileJavaScript(s, eff); err != nil {
+		return err
+	}
 	s.Score = newAdaptiveScore(s.Name, eff, s.URISearchMIME)
 	s.Frontier.Score = s.Score.Score
 

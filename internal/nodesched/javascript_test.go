@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -69,6 +70,80 @@ func TestCrawlJavaScriptLinks(t *testing.T) {
 			// set is what the site served to the crawl.
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("paths served (-want +got):\n%s\nstats %v", d, stats)
+			}
+		})
+	}
+}
+
+// TestCrawlJavaScriptThroughCrawl renders a page whose links are written
+// by scripts loaded from other paths, on a host only the crawl's resolver
+// knows. Every request of the browser goes through the crawl: the page is
+// fetched once (by the crawler), the allowed script with the crawler's
+// User-Agent, and the script robots.txt disallows is never asked for, so
+// its links are not found. javascript_keep_html decides whether the stored
+// document is the rendered DOM or the HTML as fetched.
+func TestCrawlJavaScriptThroughCrawl(t *testing.T) {
+	if _, err := render.FindBrowser(); err != nil {
+		t.Skip("chromium is not installed on this machine (test.sh installs Debian's chromium)")
+	}
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("javascript_keep_html=%v", keep), func(t *testing.T) {
+			var mu sync.Mutex
+			var log []string
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				log = append(log, r.URL.Path+" "+r.UserAgent())
+				mu.Unlock()
+				switch r.URL.Path {
+				case "/robots.txt":
+					w.Header().Set("Content-Type", "text/plain")
+					fmt.Fprint(w, "User-agent: *\nDisallow: /private/\n")
+				case "/":
+					w.Header().Set("Content-Type", "text/html")
+					fmt.Fprint(w, `<html><body><p>home</p><script src="/js/links.js"></script><script src="/private/more.js"></script></body></html>`)
+				case "/js/links.js":
+					w.Header().Set("Content-Type", "application/javascript")
+					fmt.Fprint(w, `for (var i=0;i<2;i++){var a=document.createElement('a');a.href='/made/'+i+'.html';a.textContent='m';document.body.appendChild(a)}`)
+				case "/private/more.js":
+					w.Header().Set("Content-Type", "application/javascript")
+					fmt.Fprint(w, `var a=document.createElement('a');a.href='/hidden.html';document.body.appendChild(a)`)
+				default:
+					w.Header().Set("Content-Type", "text/html")
+					fmt.Fprint(w, `<html><body>leaf</body></html>`)
+				}
+			})}
+			go srv.Serve(ln)
+			t.Cleanup(func() { srv.Close() })
+			base := fmt.Sprintf("http://js.test:%d", ln.Addr().(*net.TCPAddr).Port)
+			yn := map[bool]string{true: "yes", false: "no"}[keep]
+			extra := fmt.Sprintf(`    <attrib name="use_javascript" type="boolean"> yes </attrib>
+    <attrib name="javascript_keep_html" type="boolean"> %s </attrib>
+    <attrib name="javascript_delay" type="real"> 0.05 </attrib>
+    <attrib name="headers" type="list-string"><member> User-Agent: trawl-js-test </member></attrib>`, yn)
+			stats, st := crawlStore(t, crawlXML(base+"/", "js.test", extra))
+			mu.Lock()
+			got := append([]string(nil), log...)
+			mu.Unlock()
+			sort.Strings(got)
+			// links.js twice: for the browser, and as a link the crawl
+			// extracted from <script src> (then refused on its type).
+			want := []string{"/ trawl-js-test", "/js/links.js trawl-js-test", "/js/links.js trawl-js-test", "/made/0.html trawl-js-test", "/made/1.html trawl-js-test", "/robots.txt trawl-js-test"}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("requests served (-want +got):\n%s\nstats %v", d, stats)
+			}
+			if stats["errors_javascript"] != 0 {
+				t.Errorf("rendering failed: %v", stats)
+			}
+			doc, ok, err := st.Document("acc", base+"/")
+			if err != nil || !ok {
+				t.Fatalf("home page not stored: %v %v", ok, err)
+			}
+			if rendered := strings.Contains(string(doc), `href="/made/0.html"`); rendered != keep {
+				t.Errorf("stored document rendered=%v, want %v:\n%s", rendered, keep, doc)
 			}
 		})
 	}
