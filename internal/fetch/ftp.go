@@ -18,7 +18,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
 )
 
 // FTPOptions configure ftp:// fetching.
