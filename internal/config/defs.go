@@ -263,6 +263,7 @@ var honouredParams = []string{
 	// internal/render).
 	"start_uri_files", "use_javascript", "javascript_delay", "javascript_keep_html",
 	"rss/start_uris", "rss/start_uri_files", "rss/follow_links", "rss/max_link_age", "rss/max_link_count",
+	"rss/ignore_rules", "rss/index_feed",
 }
 
 // honouredLoginParams are the honoured rows of a Login element (forms

@@ -60,6 +60,7 @@ var (
 		DocHeaderError:    {"errors_protocol"},
 		DocNoRedirect:     {"errors_too-many-redirects", "errors_redirect-loop", "errors_redirect-rejected"},
 		DocOther:          {"errors_other", "errors_bad-url"},
+		DocRSSNoIndex:     {"rss_noindex"},
 	}
 )
 
