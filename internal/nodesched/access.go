@@ -391,3 +391,26 @@ func applyPayload(s *Settings, req *fetch.Request) {
 	}
 	req.Header["Content-Type"] = []string{PayloadContentType}
 }
+
+// accessFailures counts and logs what kept the crawl out of a document:
+// a proxy that could not be reached or refused the request, a form login
+// that failed, credentials the site or proxy refused (401 or 407 after the
+// crawl answered the challenge, counted as errors_auth). Each goes on with
+// the rest of the crawl; the statistics map the counters to skip codes
+// (internal/stats DocSkipCounters).
+func (m *Machine) accessFailures(c *collection, o *Outcome) {
+	j := o.Job
+	switch {
+	case o.Err != nil && o.Kind == fetch.KindProxy:
+		m.log.Warn("nodesched: proxy failed, document not fetched", "collection", c.s.Name, "site", j.Fetch.Site, "uri", j.Fetch.URI, "err", o.Err)
+	case o.Err != nil && o.Kind == fetch.KindLogin:
+		m.log.Warn("nodesched: form login failed, document not fetched", "collection", c.s.Name, "site", j.Fetch.Site, "uri", j.Fetch.URI, "err", o.Err)
+	case o.Err == nil && (o.Status == 401 || o.Status == 407):
+		c.count("errors_auth", 1)
+		what := "site"
+		if o.Status == 407 {
+			what = "proxy"
+		}
+		m.log.Warn("nodesched: authentication refused by the "+what, "collection", c.s.Name, "site", j.Fetch.Site, "uri", j.Fetch.URI, "status", o.Status)
+	}
+}

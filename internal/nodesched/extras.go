@@ -214,6 +214,7 @@ func screenFeedItem(p *Pipeline, s *Settings, raw string, ignoreRules bool) (*ur
 // stepExtras writes what sitemaps.go and extras.go keep of a step into its
 // batch.
 func (m *Machine) stepExtras(c *collection, b *store.Batch, o *Outcome) error {
+	m.accessFailures(c, o)
 	if o.RenderErr != nil {
 		c.count("errors_javascript", 1)
 		m.log.Warn("nodesched: javascript rendering failed, links taken from the HTML as fetched", "collection", c.s.Name, "site", o.Job.Fetch.Site, "uri", o.Job.Fetch.URI, "err", o.RenderErr)

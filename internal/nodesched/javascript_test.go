@@ -4,13 +4,17 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/trawl/trawl/internal/render"
+	"github.com/trawl/trawl/internal/stats"
 )
 
 // TestCrawlJavaScriptLinks crawls a site whose home page writes its links
@@ -146,5 +150,126 @@ func TestCrawlJavaScriptThroughCrawl(t *testing.T) {
 				t.Errorf("stored document rendered=%v, want %v:\n%s", rendered, keep, doc)
 			}
 		})
+	}
+}
+
+// killChildBrowsers kills the Chromium processes this test process started
+// (by id), as a browser crash would end them.
+func killChildBrowsers(t *testing.T) int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Errorf("read /proc: %v", err)
+		return 0
+	}
+	n := 0
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		s := string(b)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		comm := s[open+1 : end]
+		f := strings.Fields(s[end+1:])
+		if len(f) < 2 || !strings.Contains(comm, "chrom") {
+			continue
+		}
+		if ppid, _ := strconv.Atoi(f[1]); ppid == os.Getpid() {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestCrawlJavaScriptBrowserFailures: the browser is killed while it
+// renders the home page, and another page's script never ends (under the
+// render timeout). The crawl goes on with the HTML as fetched, each failure
+// is counted (errors_javascript, skip code ot) and logged with its site,
+// and a page rendered after both gets its script-written link found (the
+// browser was started again).
+func TestCrawlJavaScriptBrowserFailures(t *testing.T) {
+	if _, err := render.FindBrowser(); err != nil {
+		t.Skip("chromium is not installed on this machine (test.sh installs Debian's chromium)")
+	}
+	var mu sync.Mutex
+	paths := map[string]bool{}
+	killed := 0
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths[r.URL.Path] = true
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/robots.txt":
+			http.NotFound(w, r)
+			return
+		case "/boom.js": // asked for by the browser (through the crawl) first, then by the crawl as a link
+			mu.Lock()
+			if killed == 0 {
+				killed += killChildBrowsers(t)
+			}
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/javascript")
+			fmt.Fprint(w, `document.write('<a href="/never.html">x</a>')`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprint(w, `<html><body><a href="/hang.html">h</a><script src="/boom.js"></script></body></html>`)
+		case "/hang.html":
+			fmt.Fprint(w, `<html><body><a href="/after.html">a</a><script>while (true) {}</script></body></html>`)
+		case "/after.html":
+			fmt.Fprint(w, `<html><body><script>var a=document.createElement('a');a.href='/js-after.html';document.body.appendChild(a)</script></body></html>`)
+		default:
+			fmt.Fprint(w, `<html><body>leaf</body></html>`)
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	base := fmt.Sprintf("http://jsfail.test:%d", ln.Addr().(*net.TCPAddr).Port)
+	extra := `    <attrib name="use_javascript" type="boolean"> yes </attrib>`
+	counters, logText := runAccessCrawlLog(t, crawlXML(base+"/", "jsfail.test", extra))
+	mu.Lock()
+	defer mu.Unlock()
+	if killed == 0 {
+		t.Fatal("no browser process was killed")
+	}
+	for _, p := range []string{"/", "/hang.html", "/after.html", "/js-after.html"} {
+		if !paths[p] {
+			t.Errorf("%s not fetched: the crawl did not go on (counters %v)", p, counters)
+		}
+	}
+	if paths["/never.html"] {
+		t.Error("a link written after the browser was killed was found")
+	}
+	if got := counters["errors_javascript"]; got != 2 {
+		t.Errorf("errors_javascript %d, want 2 (crash and hang); counters %v", got, counters)
+	}
+	if got := docSkips(counters)[stats.DocOther]; got < 2 {
+		t.Errorf("skip code ot %d, want at least 2", got)
+	}
+	var lines []string
+	for _, l := range strings.Split(logText, "\n") {
+		if strings.Contains(l, "javascript rendering failed") && strings.Contains(l, "site=jsfail.test") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 2 || !strings.Contains(lines[0], "uri="+base+"/ ") ||
+		!strings.Contains(lines[1], "uri="+base+"/hang.html") || !strings.Contains(lines[1], "deadline exceeded") {
+		t.Errorf("want a log line for the crash of / and one for the time-out of /hang.html, naming the site; got:\n%s", strings.Join(lines, "\n"))
 	}
 }

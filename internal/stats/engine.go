@@ -52,14 +52,18 @@ var (
 		DocDuplicate:      {"duplicates"},
 		DocNoIndex:        {"noindex"},
 		DocTimeout:        {"errors_timeout"},
-		DocConnectFailure: {"errors_connect-refused", "errors_dns"},
+		// An unreachable or refusing proxy (errors_proxy) is a failed
+		// connection; a failed form login, credentials refused (401/407,
+		// errors_auth) and a failed JavaScript rendering (a crashed or hung
+		// browser) are other errors (docs/decisions.md).
+		DocConnectFailure: {"errors_connect-refused", "errors_dns", "errors_proxy"},
 		DocNetworkError:   {"errors_network", "errors_tls"},
 		DocTooLarge:       {"errors_too-large"},
 		DocMIMEType:       {"errors_type-not-allowed"},
 		DocHeaderExcluded: {"errors_excluded-header"},
 		DocHeaderError:    {"errors_protocol"},
 		DocNoRedirect:     {"errors_too-many-redirects", "errors_redirect-loop", "errors_redirect-rejected"},
-		DocOther:          {"errors_other", "errors_bad-url"},
+		DocOther:          {"errors_other", "errors_bad-url", "errors_login", "errors_auth", "errors_javascript"},
 		DocRSSNoIndex:     {"rss_noindex"},
 	}
 )
