@@ -40,7 +40,11 @@ var counterCounts = []struct{ attr, counter string }{
 }
 
 // URISkipCounters and DocSkipCounters map the skip codes of MS-FSCADM
-// 2.2.3.1 and 2.2.3.2 to the engine counters that count them.
+// 2.2.3.1 and 2.2.3.2 to the engine counters that count them. An
+// unreachable or refusing proxy (errors_proxy) is a failed connection; a
+// failed form login, refused credentials (401/407, errors_auth) and a
+// failed JavaScript rendering (a crashed or hung browser) are other errors
+// (docs/decisions.md).
 var (
 	URISkipCounters = map[string][]string{
 		SkipRobots:  {"robots_denied"},
@@ -52,10 +56,6 @@ var (
 		DocDuplicate:      {"duplicates"},
 		DocNoIndex:        {"noindex"},
 		DocTimeout:        {"errors_timeout"},
-		// An unreachable or refusing proxy (errors_proxy) is a failed
-		// connection; a failed form login, credentials refused (401/407,
-		// errors_auth) and a failed JavaScript rendering (a crashed or hung
-		// browser) are other errors (docs/decisions.md).
 		DocConnectFailure: {"errors_connect-refused", "errors_dns", "errors_proxy"},
 		DocNetworkError:   {"errors_network", "errors_tls"},
 		DocTooLarge:       {"errors_too-large"},
