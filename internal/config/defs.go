@@ -258,16 +258,18 @@ var honouredParams = []string{
 	"pp/use_dupservers", "site_clusters/*",
 	// Access (internal/fetch, internal/nodesched/access.go).
 	"use_cookies", "cookie_timeout", "passwd/*", "proxy", "proxy_max_pending", "key_file", "cert_file",
-	"ftp_acct/*", "ftp_searchlinks", "login_timeout", "login_failed_ignore",
+	"ftp_acct/*", "ftp_searchlinks", "ftp_passive", "login_timeout", "login_failed_ignore",
+	"exclude_headers/*", "post_payload/*",
 	// Sitemaps, feeds, start URI files, JavaScript (internal/nodesched,
 	// internal/render).
-	"start_uri_files", "use_javascript", "javascript_delay",
+	"start_uri_files", "use_javascript", "javascript_delay", "javascript_keep_html",
 	"rss/start_uris", "rss/start_uri_files", "rss/follow_links", "rss/max_link_age", "rss/max_link_count",
 	// Crawl options of internal/nodesched/options.go and
 	// internal/frontier (slots.go, adaptive.go).
 	"variable_delay/*", "mirror_site_files", "focused/languages", "focused/depth", "send_links_to",
 	"extract_links_from_dupes",
 	"adaptive/weights/*", "adaptive/sitemap_weights/*",
+	"rss/ignore_rules", "rss/index_feed",
 }
 
 // honouredLoginParams are the honoured rows of a Login element (forms

@@ -34,7 +34,8 @@
 //   - key_file/cert_file: a client certificate in TLSConfig
 //     (LoadClientCertificate);
 //   - logins: Logins performs HTML form logins with the fetcher (login.go);
-//   - ftp:// URLs are fetched with FTP (ftp_passive, ftp_acct), a directory
+//   - ftp:// URLs are fetched with trawl's FTP client, passive or active
+//     (ftp_passive), logged in with ftp_acct, a directory
 //     coming back as an HTML page of links (ftp.go).
 //
 // Failures are *Error values with a Kind, which ErrorClass maps onto the

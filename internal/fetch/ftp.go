@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -17,8 +18,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/jlaffaye/ftp"
 )
 
 // FTPOptions configure ftp:// fetching.
@@ -28,14 +27,19 @@ type FTPOptions struct {
 	Accounts map[string]FTPAccount
 	// Anonymous is the password of anonymous logins (default "trawl@").
 	Anonymous string
-	// DisableEPSV makes the client ask for PASV only (some servers
-	// answer EPSV wrongly behind NAT).
+	// DisableEPSV makes the client ask for PASV only, and PORT only in
+	// active mode (some servers answer EPSV wrongly behind NAT).
 	DisableEPSV bool
+	// Active is ftp_passive=no: the server opens the data connections to
+	// the crawler (EPRT, then PORT) instead of the crawler to the server.
+	Active bool
 }
 
 // FTPAccount is one ftp_acct entry, password in clear.
 type FTPAccount struct {
 	User, Password string
+	// Account is sent with ACCT when the server asks for one (reply 332).
+	Account string
 }
 
 // MaxFTPListing bounds the entries of one directory listing.
@@ -51,10 +55,11 @@ const (
 	FTPStatusDirectory = http.StatusMovedPermanently
 )
 
-// fetchFTP downloads an ftp:// URL with github.com/jlaffaye/ftp in passive
-// mode (EPSV, then PASV). A directory (a path ending in "/") comes back as
-// an HTML page with one link per entry, subdirectories with a trailing
-// slash, so that link extraction walks the tree.
+// fetchFTP downloads an ftp:// URL with trawl's FTP client (ftpclient.go):
+// passive mode (EPSV, then PASV) by default, active mode (EPRT, then PORT)
+// with Options.FTP.Active (ftp_passive=no). A directory (a path ending in
+// "/") comes back as an HTML page with one link per entry, subdirectories
+// with a trailing slash, so that link extraction walks the tree.
 func (f *Fetcher) fetchFTP(ctx, parent context.Context, u *url.URL, req Request, start time.Time) (*Response, error) {
 	resp := &Response{URL: req.URL, FinalURL: req.URL}
 	defer func() { resp.Timing.Total = time.Since(start) }()
@@ -104,46 +109,49 @@ func (f *Fetcher) fetchFTP(ctx, parent context.Context, u *url.URL, req Request,
 		conns []net.Conn
 		wire  int64
 	)
-	dialFunc := func(network, a string) (net.Conn, error) {
-		c, err := dial(ctx, network, a)
-		if err != nil {
-			return nil, err
-		}
+	track := func(c net.Conn, data bool) net.Conn {
 		mu.Lock()
 		defer mu.Unlock()
-		if len(conns) > 0 { // a data connection: count and cap what it reads
+		if data { // count and cap what a data connection reads
 			c = &capConn{Conn: c, left: limit + 1 + 64<<10, n: &wire}
 		}
 		conns = append(conns, c)
-		return c, nil
+		return c
 	}
 	// Closing the connections unblocks every read when the fetch times out
 	// or is canceled.
-	stop := context.AfterFunc(ctx, func() {
+	closeAll := func() {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, c := range conns {
 			c.Close()
 		}
-	})
+	}
+	stop := context.AfterFunc(ctx, closeAll)
 	defer stop()
-	defer func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	c, err := ftp.Dial(addr, ftp.DialWithDialFunc(dialFunc), ftp.DialWithContext(ctx), ftp.DialWithDisabledEPSV(f.o.FTP.DisableEPSV), ftp.DialWithDisabledUTF8(false))
+	defer closeAll()
+	cc, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return fail(err)
 	}
-	defer c.Quit()
-	if err := c.Login(acct.User, acct.Password); err != nil {
+	cc = track(cc, false)
+	c := &ftpClient{ctx: ctx, conn: cc, r: bufio.NewReaderSize(cc, 4096), dial: dial, active: f.o.FTP.Active, noEPSV: f.o.FTP.DisableEPSV, track: track}
+	if rep, err := ReadFTPReply(c.r); err != nil {
+		return fail(err)
+	} else if rep.Code != 220 {
+		return fail(&textproto.Error{Code: rep.Code, Msg: rep.Text})
+	}
+	defer c.cmd("QUIT", "")
+	if err := c.login(acct); err != nil {
+		return fail(err)
+	}
+	if _, err := c.expect("TYPE", "I", 200); err != nil {
 		return fail(err)
 	}
 	if !strings.HasSuffix(p, "/") {
-		if err := c.ChangeDir(p); err == nil {
+		if rep, err := c.cmd("CWD", p); err != nil {
+			return fail(err)
+		} else if rep.Code == 250 {
 			target := *u
 			target.Path = p + "/"
 			target.RawPath = ""
@@ -151,25 +159,25 @@ func (f *Fetcher) fetchFTP(ctx, parent context.Context, u *url.URL, req Request,
 			resp.Header = http.Header{"Location": {target.String()}}
 			return resp, nil
 		}
-		r, err := c.Retr(p)
+		dc, err := c.dataConn("RETR", p)
 		if err != nil {
 			return fail(err)
 		}
 		buf := bytes.NewBuffer(make([]byte, 0, min(limit+1, 64<<10)))
-		_, rerr := buf.ReadFrom(io.LimitReader(r, limit+1))
-		cerr := r.Close()
+		_, rerr := buf.ReadFrom(io.LimitReader(dc, limit+1))
+		dc.Close()
+		b := buf.Bytes()
 		if rerr != nil {
 			return fail(rerr)
 		}
-		b := buf.Bytes()
 		if int64(len(b)) > limit {
 			if !f.o.Truncate {
 				resp.Status = FTPStatusOK
 				return resp, &Error{Kind: KindTooLarge, URL: req.URL, Err: fmt.Errorf("file exceeds %d bytes", limit)}
 			}
 			b, resp.Truncated = b[:limit], true
-		} else if cerr != nil {
-			return fail(cerr)
+		} else if err := c.transferEnd(); err != nil {
+			return fail(err)
 		}
 		resp.Status = FTPStatusOK
 		resp.Body = b
@@ -191,8 +199,16 @@ func (f *Fetcher) fetchFTP(ctx, parent context.Context, u *url.URL, req Request,
 		}
 		return resp, nil
 	}
-	entries, err := c.List(p)
+	dc, err := c.dataConn("LIST", p)
 	if err != nil {
+		return fail(err)
+	}
+	entries, err := readFTPListing(dc)
+	dc.Close()
+	if err != nil {
+		return fail(err)
+	}
+	if err := c.transferEnd(); err != nil {
 		return fail(err)
 	}
 	resp.Status = FTPStatusOK
@@ -202,6 +218,23 @@ func (f *Fetcher) fetchFTP(ctx, parent context.Context, u *url.URL, req Request,
 	resp.ContentType, resp.Charset = "text/html", "utf-8"
 	resp.Header = http.Header{"Content-Type": {"text/html; charset=utf-8"}}
 	return resp, nil
+}
+
+// readFTPListing reads the lines of a LIST answer, at most MaxFTPListing
+// entries (the data connection itself is capped by capConn).
+func readFTPListing(r io.Reader) ([]FTPEntry, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), MaxFTPReplyLine)
+	var out []FTPEntry
+	for sc.Scan() {
+		if e, ok := ParseFTPListLine(sc.Text()); ok && len(out) < MaxFTPListing {
+			out = append(out, e)
+		}
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) {
+		return out, err
+	}
+	return out, nil
 }
 
 func (f *Fetcher) ftpAccount(u *url.URL) (FTPAccount, bool) {
@@ -219,14 +252,14 @@ func (f *Fetcher) ftpAccount(u *url.URL) (FTPAccount, bool) {
 // FTPListingHTML renders a directory listing as an HTML page of relative
 // links: files as "name", directories as "name/" ("." and ".." left out,
 // links followed as files), at most MaxFTPListing entries, in name order.
-func FTPListingHTML(dir string, entries []*ftp.Entry) []byte {
+func FTPListingHTML(dir string, entries []FTPEntry) []byte {
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
 	var b bytes.Buffer
 	t := html.EscapeString(dir)
 	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html><head><title>Index of %s</title></head><body><h1>Index of %s</h1><ul>\n", t, t)
 	n := 0
 	for _, e := range entries {
-		if e == nil || e.Name == "" || e.Name == "." || e.Name == ".." || strings.ContainsAny(e.Name, "/\x00") {
+		if e.Name == "" || e.Name == "." || e.Name == ".." || strings.ContainsAny(e.Name, "/\x00") {
 			continue
 		}
 		if n++; n > MaxFTPListing {
@@ -237,7 +270,7 @@ func FTPListingHTML(dir string, entries []*ftp.Entry) []byte {
 			href = "./" + href // "a:b" must not read as a scheme
 		}
 		name := e.Name
-		if e.Type == ftp.EntryTypeFolder {
+		if e.Dir {
 			href += "/"
 			name += "/"
 		}

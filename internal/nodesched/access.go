@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -16,8 +17,10 @@ import (
 // jar, HTTP credentials, proxies, the client certificate, FTP accounts and
 // HTML form logins (MS-FSCCFG use_cookies, cookie_timeout, passwd, proxy,
 // proxy_max_pending, key_file, cert_file, ftp_acct, ftp_passive,
-// ftp_searchlinks, logins and Login, login_timeout, login_failed_ignore).
-// compileAccess puts them into the collection's fetch options.
+// ftp_searchlinks, logins and Login, login_timeout, login_failed_ignore),
+// and what shapes a request or refuses its answer: post_payload and
+// exclude_headers. compileAccess puts them into the collection's fetch
+// options.
 type Access struct {
 	Jar     *fetch.Jar
 	Auth    *fetch.Auth
@@ -32,6 +35,8 @@ type Access struct {
 	FTP            bool
 	FTPSearchLinks bool
 	FTPErrors      config.ErrorPolicy
+	// Payloads is post_payload: URIs fetched with a POST of a payload.
+	Payloads *Payloads
 	// Warnings are settings accepted but not applied as written.
 	Warnings []string
 }
@@ -135,9 +140,10 @@ func compileAccess(c *config.Collection, eff *config.Effective, env Env, fo *fet
 			accts[strings.ToLower(strings.TrimSpace(p.Name))] = fetch.FTPAccount{User: user, Password: pw}
 		}
 		fo.FTP.Accounts = accts
-		if !eff.FTPPassive() {
-			a.Warnings = append(a.Warnings, "ftp_passive is no, but active FTP is not supported: passive mode is used (docs/decisions.md)")
-		}
+		fo.FTP.Active = !eff.FTPPassive()
+	}
+	if err := compileRequestRules(eff, a, fo); err != nil {
+		return nil, err
 	}
 	if len(c.Logins) > 0 {
 		var specs []fetch.Login
@@ -274,4 +280,137 @@ func linksWanted(s *Settings, u *url.URL, resp *fetch.Response) bool {
 		return true
 	}
 	return resp.FTPListing || (s.Access != nil && s.Access.FTPSearchLinks)
+}
+
+// compileRequestRules reads exclude_headers (into the fetch options: a
+// document whose response headers match is refused before its body is
+// read, skip code hx) and post_payload (into a.Payloads).
+func compileRequestRules(eff *config.Effective, a *Access, fo *fetch.Options) error {
+	ex := map[string][]string{}
+	for _, p := range eff.Params("exclude_headers") {
+		if !p.Set {
+			continue
+		}
+		for _, v := range p.Value.List {
+			if v = strings.TrimSpace(v); v != "" {
+				ex[p.Name] = append(ex[p.Name], v)
+			}
+		}
+	}
+	if len(ex) > 0 {
+		h, err := fetch.NewHeaderExcluder(ex)
+		if err != nil {
+			return err
+		}
+		fo.ExcludeHeaders = h
+	}
+	var rules []PayloadRule
+	for _, p := range eff.Params("post_payload") {
+		if !p.Set {
+			continue
+		}
+		r := PayloadRule{URI: strings.TrimSpace(p.Name), Payload: strings.TrimSpace(p.Value.Text)}
+		if rest, ok := strings.CutPrefix(r.URI, "prefix:"); ok {
+			r.URI, r.Prefix = strings.TrimSpace(rest), true
+		}
+		if r.URI == "" {
+			return fmt.Errorf("post_payload %q: empty URI", p.Name)
+		}
+		rules = append(rules, r)
+	}
+	if len(rules) > 0 {
+		a.Payloads = NewPayloads(rules)
+	}
+	return nil
+}
+
+// PayloadRule is one post_payload entry (MS-FSCCFG 2.2.4.29): the payload
+// POSTed to URI, or to every URI starting with URI when Prefix.
+type PayloadRule struct {
+	URI     string
+	Prefix  bool
+	Payload string
+}
+
+// Payloads chooses the post_payload of a URI: an exact entry wins, else the
+// longest matching prefix.
+type Payloads struct {
+	exact  map[string]string
+	prefix []PayloadRule // longest first
+}
+
+// NewPayloads indexes rules.
+func NewPayloads(rules []PayloadRule) *Payloads {
+	p := &Payloads{exact: map[string]string{}}
+	for _, r := range rules {
+		if r.Prefix {
+			p.prefix = append(p.prefix, r)
+		} else {
+			p.exact[r.URI] = r.Payload
+		}
+	}
+	sort.SliceStable(p.prefix, func(i, j int) bool { return len(p.prefix[i].URI) > len(p.prefix[j].URI) })
+	return p
+}
+
+// PayloadContentType is the Content-Type of a post_payload request: the
+// specification gives none, and its example is a form encoding
+// (docs/decisions.md).
+const PayloadContentType = "application/x-www-form-urlencoded"
+
+// For returns the payload of uri, if one is configured.
+func (p *Payloads) For(uri string) (string, bool) {
+	if p == nil {
+		return "", false
+	}
+	if v, ok := p.exact[uri]; ok {
+		return v, true
+	}
+	for _, r := range p.prefix {
+		if strings.HasPrefix(uri, r.URI) {
+			return r.Payload, true
+		}
+	}
+	return "", false
+}
+
+// applyPayload turns req into the POST of its URI's post_payload, if it
+// has one (never conditional: a POST answer is not a cached document).
+func applyPayload(s *Settings, req *fetch.Request) {
+	if s.Access == nil {
+		return
+	}
+	body, ok := s.Access.Payloads.For(req.URL)
+	if !ok {
+		return
+	}
+	req.Method, req.Body = "POST", []byte(body)
+	req.IfModifiedSince, req.ETag = time.Time{}, ""
+	if req.Header == nil {
+		req.Header = map[string][]string{}
+	}
+	req.Header["Content-Type"] = []string{PayloadContentType}
+}
+
+// accessFailures counts and logs what kept the crawl out of a document:
+// a proxy that could not be reached or refused the request, a form login
+// that failed, credentials the site or proxy refused (401 or 407 after the
+// crawl answered the challenge, counted as errors_auth). Each goes on with
+// the rest of the crawl; the statistics map the counters to skip codes
+// (internal/stats DocSkipCounters).
+func (m *Machine) accessFailures(c *collection, o *Outcome) {
+	j := o.Job
+	switch {
+	case o.Err != nil && o.Kind == fetch.KindProxy:
+		m.log.Warn("nodesched: proxy failed, document not fetched", "collection", c.s.Name, "site", j.Fetch.Site, "uri", j.Fetch.URI, "err", o.Err)
+	case o.Err != nil && o.Kind == fetch.KindLogin:
+		m.log.Warn("nodesched: form login failed, document not fetched", "collection", c.s.Name, "site", j.Fetch.Site, "uri", j.Fetch.URI, "err", o.Err)
+	case o.Err == nil && (o.Status == 401 || o.Status == 407):
+		c.count("errors_auth", 1)
+		what := "site"
+		if o.Status == 407 {
+			what = "proxy"
+		}
+		m.log.Warn("nodesched: authentication refused by the "+what, "collection", c.s.Name, "site", j.Fetch.Site, "uri", j.Fetch.URI, "status", o.Status)
+	}
 }

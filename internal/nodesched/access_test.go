@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"sort"
@@ -18,6 +19,7 @@ import (
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/fetch"
+	"github.com/trawl/trawl/internal/stats"
 	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/webfarm"
 )
@@ -87,6 +89,46 @@ func crawlXML(start, host, extra string) string {
 // returns its statistics.
 func runAccessCrawl(t *testing.T, xml string) map[string]int64 {
 	t.Helper()
+	stats, _ := runAccessCrawlLog(t, xml)
+	return stats
+}
+
+// syncBuffer is a log sink for a crawl's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// docSkips maps a collection's counters to document skip codes
+// (MS-FSCADM 2.2.3.2) as the statistics do.
+func docSkips(counters map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for code, names := range stats.DocSkipCounters {
+		for _, n := range names {
+			if v := counters[n]; v > 0 {
+				out[code] += v
+			}
+		}
+	}
+	return out
+}
+
+// runAccessCrawlLog is runAccessCrawl that also returns the node's log.
+func runAccessCrawlLog(t *testing.T, xml string) (map[string]int64, string) {
+	t.Helper()
+	logs := &syncBuffer{}
 	cfg, err := config.Parse("access.xml", []byte(xml), nil)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, xml)
@@ -99,16 +141,16 @@ func runAccessCrawl(t *testing.T, xml string) map[string]int64 {
 	defer st.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	mns := &loopMNS{conf: cmt.CrawlConfig{Collections: []cmt.Collection{col.CrawlConfig()}}, name: col.Name, seen: map[string]bool{}}
-	d := New(Config{NodeID: "node1", Store: st, MNS: mns.dialer(ctx), Workers: 8})
+	d := New(Config{NodeID: "node1", Store: st, MNS: mns.dialer(ctx), Workers: 8, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
 	waitIdle(t, d, 60*time.Second)
-	stats := d.Stats()["acc"]
+	counters := d.Stats()["acc"]
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Run: %v", err)
 	}
-	return stats
+	return counters, logs.String()
 }
 
 // serveSite serves an AccessSite on 127.0.0.1 under a host name.
@@ -301,5 +343,168 @@ func TestCompileAccessPasswords(t *testing.T) {
 	}
 	if !bytes.Contains(resp.Body, []byte("Protected")) {
 		t.Errorf("body %q", resp.Body)
+	}
+}
+
+// TestCrawlFTPActive crawls with ftp_passive=no a server that refuses
+// passive mode, and with the default a server that refuses active mode:
+// each crawl gets every file, with the data connections the server logged
+// in the configured mode only.
+func TestCrawlFTPActive(t *testing.T) {
+	files := map[string]string{"/pub/a.txt": "a", "/pub/docs/b.txt": "b", "/pub/docs/deep/c.txt": "c"}
+	for _, passive := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ftp_passive=%v", passive), func(t *testing.T) {
+			srv := &webfarm.FTPServer{Files: files, Anonymous: true, RefusePassive: !passive, RefuseActive: passive}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go srv.Serve(ctx, ln)
+			base := fmt.Sprintf("ftp://files.test:%d", ln.Addr().(*net.TCPAddr).Port)
+			yn := map[bool]string{true: "yes", false: "no"}[passive]
+			extra := fmt.Sprintf(`    <attrib name="allowed_schemes" type="list-string"><member> ftp </member></attrib>
+    <attrib name="allowed_types" type="list-string"><member> */* </member></attrib>
+    <attrib name="ftp_passive" type="boolean"> %s </attrib>`, yn)
+			stats := runAccessCrawl(t, crawlXML(base+"/pub/", "files.test", extra))
+			want := map[bool]string{true: "passive", false: "active"}[passive]
+			modes := map[string]int{}
+			for _, c := range srv.Log() {
+				if c.Mode != "" {
+					modes[c.Mode]++
+				}
+			}
+			if d := cmp.Diff([]string{"/pub/a.txt", "/pub/docs/b.txt", "/pub/docs/deep/c.txt"}, srv.Retrieved()); d != "" {
+				t.Errorf("files retrieved (-want +got):\n%s\nstats %v", d, stats)
+			}
+			if len(modes) != 1 || modes[want] == 0 {
+				t.Errorf("data connections by mode %v, want %s only", modes, want)
+			}
+		})
+	}
+}
+
+// TestCrawlExcludeHeadersPostPayload crawls a site whose documents carry an
+// X-Classification header and whose search page answers only the POST of
+// its form: with exclude_headers the private and internal documents are
+// refused on their headers (skip code hx), so the pages only they link to
+// are never asked for; with post_payload the search page is POSTed its
+// payload and its results are crawled. Without the options the crawl gets
+// the excluded pages and a 405 from the search page.
+func TestCrawlExcludeHeadersPostPayload(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		options      bool
+		want         []string
+		wantExcluded int64
+	}{
+		{"with the options", true, []string{"GET /", "GET /doc/internal.html", "GET /doc/private.html", "GET /doc/public-child.html",
+			"GET /doc/public.html", "GET /results/1.html", "GET /results/2.html", "GET /robots.txt", "POST /search"}, 2},
+		{"without", false, []string{"GET /", "GET /doc/internal-child.html", "GET /doc/internal.html", "GET /doc/private-child.html",
+			"GET /doc/private.html", "GET /doc/public-child.html", "GET /doc/public.html", "GET /robots.txt"}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			site := &webfarm.OptionsSite{}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := &http.Server{Handler: site}
+			go srv.Serve(ln)
+			defer srv.Close()
+			base := fmt.Sprintf("http://opts.test:%d", ln.Addr().(*net.TCPAddr).Port)
+			extra := ""
+			if tt.options {
+				extra = fmt.Sprintf(`    <section name="exclude_headers"><attrib name="X-Classification" type="list-string"><member> ^private$ </member><member> (?i)^INTERNAL </member></attrib></section>
+    <section name="post_payload"><attrib name="%s/search" type="string">
+q=widgets&amp;page=1 </attrib><attrib name="prefix:%s/nowhere/" type="string"> x=1 </attrib></section>`, base, base)
+			}
+			stats := runAccessCrawl(t, crawlXML(base+"/", "opts.test", extra))
+			if d := cmp.Diff(tt.want, site.Served()); d != "" {
+				t.Errorf("served (-want +got):\n%s\nstats %v", d, stats)
+			}
+			if got := stats["errors_excluded-header"]; got != tt.wantExcluded {
+				t.Errorf("excluded on headers: %d, want %d (stats %v)", got, tt.wantExcluded, stats)
+			}
+			if !tt.options && stats["http_405"] != 1 {
+				t.Errorf("GET of the search page: want one 405, stats %v", stats)
+			}
+		})
+	}
+}
+
+func TestPayloads(t *testing.T) {
+	p := NewPayloads([]PayloadRule{{URI: "http://a/x", Payload: "exact"}, {URI: "http://a/", Prefix: true, Payload: "short"},
+		{URI: "http://a/x/", Prefix: true, Payload: "long"}})
+	for _, tt := range []struct{ uri, want string }{
+		{"http://a/x", "exact"}, {"http://a/x/y", "long"}, {"http://a/z", "short"}, {"http://b/", ""},
+	} {
+		got, ok := p.For(tt.uri)
+		if ok != (tt.want != "") || got != tt.want {
+			t.Errorf("%s: %q %v, want %q", tt.uri, got, ok, tt.want)
+		}
+	}
+	var none *Payloads
+	if _, ok := none.For("http://a/"); ok {
+		t.Error("nil Payloads matched")
+	}
+}
+
+// TestAccessFailuresCounted: wrong credentials, a failed form login and an
+// unreachable proxy do not stop the crawl; each failure is counted under
+// its document skip code and the log names the site.
+func TestAccessFailuresCounted(t *testing.T) {
+	for _, tt := range []struct {
+		name, code, log string
+		site            func(t *testing.T) (base, host, extra string)
+	}{
+		{"wrong Basic password", stats.DocOther, "authentication refused by the site", func(t *testing.T) (string, string, string) {
+			site := &webfarm.AccessSite{Pages: 4, Guard: &webfarm.BasicGuard{User: "alice", Password: "s3cret", Realm: "r"}}
+			base, host := serveSite(t, site, "basic.test")
+			return base, host, fmt.Sprintf(`    <section name="passwd"><attrib name="%s/" type="string"> alice:guess:r:basic </attrib></section>`, base)
+		}},
+		{"wrong form login", stats.DocOther, "form login failed", func(t *testing.T) (string, string, string) {
+			site := &webfarm.AccessSite{Pages: 4, Guard: &webfarm.FormLoginGuard{User: "dave", Password: "letmein"}}
+			base, host := serveSite(t, site, "forms.test")
+			return base, host, fmt.Sprintf(`    <Login name="l"><attrib name="html_form" type="string"> %s/login </attrib>
+      <attrib name="autofill" type="boolean"> yes </attrib>
+      <attrib name="sites" type="list-string"><member> %s </member></attrib>
+      <section name="parameters"><attrib name="user" type="string"> dave </attrib><attrib name="password" type="string"> guess </attrib></section></Login>`, base, strings.TrimPrefix(base, "http://"))
+		}},
+		{"unreachable proxy", stats.DocConnectFailure, "proxy failed", func(t *testing.T) (string, string, string) {
+			site := &webfarm.AccessSite{Pages: 4}
+			base, host := serveSite(t, site, "proxied.test")
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dead := ln.Addr().String()
+			ln.Close() // nothing listens there any more
+			// robots=no: with robots.txt unreachable through the proxy the
+			// site's URIs would be skipped as robots-denied before any
+			// document fetch.
+			return base, host, fmt.Sprintf(`    <attrib name="proxy" type="list-string"><member> http://%s </member></attrib>
+    <attrib name="robots" type="boolean"> no </attrib>`, dead)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			base, host, extra := tt.site(t)
+			counters, logText := runAccessCrawlLog(t, crawlXML(base+"/", host, extra))
+			skips := docSkips(counters)
+			if skips[tt.code] == 0 {
+				t.Errorf("skip code %s not counted: skips %v, counters %v", tt.code, skips, counters)
+			}
+			var line string
+			for _, l := range strings.Split(logText, "\n") {
+				if strings.Contains(l, tt.log) {
+					line = l
+					break
+				}
+			}
+			if line == "" || !strings.Contains(line, "site="+host) {
+				t.Errorf("no log line %q naming site %s:\n%s", tt.log, host, logText)
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/extract"
 	"github.com/trawl/trawl/internal/fetch"
+	"github.com/trawl/trawl/internal/filter"
 	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/urls"
 )
@@ -32,6 +33,9 @@ type Feeds struct {
 	// sitemap URLs (a sitemap is often .xml.gz, and .gz is excluded by
 	// default).
 	screen *Settings
+	// noRules is a filter without include or exclude rules, for the
+	// items of channels with ignore_rules.
+	noRules *filter.Filter
 }
 
 // screenSitemap screens the URL of a sitemap (robots.txt Sitemap line or
@@ -58,11 +62,16 @@ func compileExtras(s *Settings, eff *config.Effective, fo fetch.Options) error {
 	if f.Fetcher, err = fetch.New(ffo); err != nil {
 		return fmt.Errorf("feed fetcher: %w", err)
 	}
+	if f.noRules, err = filter.New(filter.Config{}); err != nil {
+		return err
+	}
 	s.Feeds = f
 	ns := *s
 	ns.ExcludeExts = urls.ExtSet{}
 	f.screen = &ns
-	compileJavaScript(s, eff)
+	if err := compileJavaScript(s, eff); err != nil {
+		return err
+	}
 	s.Score = newAdaptiveScore(s.Name, eff, s.URISearchMIME)
 	s.Frontier.Score = s.Score.Score
 
@@ -163,8 +172,12 @@ func (p *Pipeline) channel(out *Outcome, body []byte, now time.Time) {
 	sort.SliceStable(items, func(a, b int) bool { return items[a].LastMod.After(items[b].LastMod) })
 	hops := out.Job.Fetch.Hops
 	kept := 0
+	var flags uint32
+	if rss.IgnoreRules {
+		flags = uint32(cmt.URIFIgnoreRules)
+	}
 	for _, it := range items {
-		nu, ok := p.screen(s, it.Loc)
+		nu, ok := screenFeedItem(p, s, it.Loc, rss.IgnoreRules)
 		if !ok {
 			continue
 		}
@@ -179,13 +192,29 @@ func (p *Pipeline) channel(out *Outcome, body []byte, now time.Time) {
 			continue
 		}
 		kept++
-		out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: hops + 1, Meta: metaFeedItem})
+		out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: hops + 1, Meta: metaFeedItem, Flags: flags})
 	}
+}
+
+// screenFeedItem screens the URI of a channel item. With rss ignore_rules
+// the include and exclude rules (MS-FSCCFG 2.2.4.1 to 2.2.4.4) do not
+// apply to it ("crawl all documents referenced by the RSS channel"); the
+// scheme, extension and recursion checks still do, and the link carries
+// URIFIgnoreRules so that the node it is routed to does not screen it
+// either.
+func screenFeedItem(p *Pipeline, s *Settings, raw string, ignoreRules bool) (*url.URL, bool) {
+	if !ignoreRules {
+		return p.screen(s, raw)
+	}
+	ns := *s
+	ns.Filter = s.Feeds.noRules
+	return Screen(&ns, raw)
 }
 
 // stepExtras writes what sitemaps.go and extras.go keep of a step into its
 // batch.
 func (m *Machine) stepExtras(c *collection, b *store.Batch, o *Outcome) error {
+	m.accessFailures(c, o)
 	if o.RenderErr != nil {
 		c.count("errors_javascript", 1)
 		m.log.Warn("nodesched: javascript rendering failed, links taken from the HTML as fetched", "collection", c.s.Name, "site", o.Job.Fetch.Site, "uri", o.Job.Fetch.URI, "err", o.RenderErr)

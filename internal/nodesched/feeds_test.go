@@ -200,3 +200,34 @@ func TestCrawlStartURIFiles(t *testing.T) {
 		t.Errorf("requested paths (-want +got):\n%s", d)
 	}
 }
+
+// TestCrawlRSSRulesAndIndexing crawls a channel whose items an exclude_uris
+// rule covers: with ignore_rules the items are crawled all the same (a
+// link found in one of them still obeys the rule), without it none is.
+// Without index_feed the channel is not indexed and counted under skip
+// code rs; with it, it is.
+func TestCrawlRSSRulesAndIndexing(t *testing.T) {
+	for _, tt := range []struct {
+		name, extra string
+		want        []string
+		rsNoIndex   int64
+	}{
+		{"ignore_rules", `<attrib name="ignore_rules" type="boolean"> yes </attrib>`,
+			[]string{"/", "/feed.rss", "/news/fresh.html", "/news/old.html", "/news/recent.html", "/robots.txt"}, 1},
+		{"rules apply, index_feed", `<attrib name="index_feed" type="boolean"> yes </attrib>`,
+			[]string{"/", "/feed.rss", "/robots.txt"}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, base, host := serveFeedSite(t)
+			extra := fmt.Sprintf(`    <section name="exclude_uris"><attrib name="prefix" type="list-string"><member> %s/news/ </member></attrib></section>
+    <section name="rss"><attrib name="start_uris" type="list-string"><member> %s/feed.rss </member></attrib>%s</section>`, base, base, tt.extra)
+			stats, _ := crawlStore(t, crawlXML(base+"/", host, extra))
+			if d := cmp.Diff(tt.want, f.requested()); d != "" {
+				t.Errorf("requested paths (-want +got):\n%s", d)
+			}
+			if stats["rss_noindex"] != tt.rsNoIndex || stats["noindex"] != 0 {
+				t.Errorf("rss_noindex %d (want %d), noindex %d (want 0)", stats["rss_noindex"], tt.rsNoIndex, stats["noindex"])
+			}
+		})
+	}
+}

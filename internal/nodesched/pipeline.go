@@ -453,6 +453,7 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 		}
 		req.ETag = j.Prev.ETag
 	}
+	applyPayload(s, &req)
 	out.Start = p.Now()
 	resp, err := fetchDoc(fctx, s, fetcherFor(s, j), u, req)
 	out.Duration = p.Now().Sub(out.Start)

@@ -446,7 +446,9 @@ func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRec
 	if o.LastModified != "" {
 		rec.LastModified = o.LastModified
 	}
-	if o.NoIndex {
+	if o.NoIndex && o.Channel {
+		c.count("rss_noindex", 1) // an RSS channel without index_feed (skip code rs)
+	} else if o.NoIndex {
 		c.count("noindex", 1)
 	}
 	if o.NoFollow {

@@ -40,7 +40,11 @@ var counterCounts = []struct{ attr, counter string }{
 }
 
 // URISkipCounters and DocSkipCounters map the skip codes of MS-FSCADM
-// 2.2.3.1 and 2.2.3.2 to the engine counters that count them.
+// 2.2.3.1 and 2.2.3.2 to the engine counters that count them. An
+// unreachable or refusing proxy (errors_proxy) is a failed connection; a
+// failed form login, refused credentials (401/407, errors_auth) and a
+// failed JavaScript rendering (a crashed or hung browser) are other errors
+// (docs/decisions.md).
 var (
 	URISkipCounters = map[string][]string{
 		SkipRobots:  {"robots_denied"},
@@ -52,14 +56,15 @@ var (
 		DocDuplicate:      {"duplicates"},
 		DocNoIndex:        {"noindex"},
 		DocTimeout:        {"errors_timeout"},
-		DocConnectFailure: {"errors_connect-refused", "errors_dns"},
+		DocConnectFailure: {"errors_connect-refused", "errors_dns", "errors_proxy"},
 		DocNetworkError:   {"errors_network", "errors_tls"},
 		DocTooLarge:       {"errors_too-large"},
 		DocMIMEType:       {"errors_type-not-allowed"},
 		DocHeaderExcluded: {"errors_excluded-header"},
 		DocHeaderError:    {"errors_protocol"},
 		DocNoRedirect:     {"errors_too-many-redirects", "errors_redirect-loop", "errors_redirect-rejected"},
-		DocOther:          {"errors_other", "errors_bad-url"},
+		DocOther:          {"errors_other", "errors_bad-url", "errors_login", "errors_auth", "errors_javascript"},
+		DocRSSNoIndex:     {"rss_noindex"},
 	}
 )
 

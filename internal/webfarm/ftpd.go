@@ -14,17 +14,26 @@ import (
 	"time"
 )
 
-// FTPServer is a minimal FTP server (RFC 959, passive mode with EPSV of
-// RFC 2428, SIZE of RFC 3659) over a tree of files held in memory, for the
-// crawler's ftp:// tests. Directories are implied by the file paths.
-// Logins are checked against Users; "anonymous" gets in only with
-// Anonymous set. It logs what it served.
+// FTPServer is a minimal FTP server (RFC 959, passive mode with PASV and
+// EPSV, active mode with PORT and EPRT of RFC 2428, SIZE of RFC 3659) over
+// a tree of files held in memory, for the crawler's ftp:// tests.
+// Directories are implied by the file paths. Logins are checked against
+// Users; "anonymous" gets in only with Anonymous set; a user listed in
+// Accounts must also send ACCT with that account (the server answers PASS
+// with 332). RefusePassive (RefuseActive) answers 502 to PASV and EPSV
+// (PORT and EPRT), so that a test proves which mode a client used. An
+// active data connection is opened only to the control connection's peer
+// address. It logs what it served, with the data mode of each transfer.
 type FTPServer struct {
 	// Files maps absolute paths ("/pub/a.txt") to contents.
 	Files map[string]string
 	// Users maps user names to passwords.
 	Users     map[string]string
 	Anonymous bool
+	// Accounts maps user names to the ACCT they must send.
+	Accounts      map[string]string
+	RefusePassive bool
+	RefuseActive  bool
 
 	mu  sync.Mutex
 	log []FTPCommand
@@ -34,6 +43,8 @@ type FTPServer struct {
 type FTPCommand struct {
 	User, Verb, Arg string
 	Code            int
+	// Mode is the data connection of a transfer: "passive" or "active".
+	Mode string
 }
 
 // Log returns the commands served.
@@ -103,8 +114,11 @@ type ftpSession struct {
 	w        *bufio.Writer
 	user     string
 	loggedIn bool
+	needAcct bool
 	cwd      string
 	pasv     net.Listener
+	port     string // active mode: the client's data address
+	mode     string // mode of the last transfer
 }
 
 func (s *FTPServer) session(ctx context.Context, c net.Conn) {
@@ -128,10 +142,11 @@ func (s *FTPServer) session(ctx context.Context, c net.Conn) {
 		line = strings.TrimRight(line, "\r\n")
 		verb, arg, _ := strings.Cut(line, " ")
 		verb = strings.ToUpper(verb)
+		ss.mode = ""
 		code := ss.command(verb, arg)
 		s.mu.Lock()
 		if len(s.log) < 100000 {
-			s.log = append(s.log, FTPCommand{User: ss.user, Verb: verb, Arg: ss.abs(arg), Code: code})
+			s.log = append(s.log, FTPCommand{User: ss.user, Verb: verb, Arg: ss.abs(arg), Code: code, Mode: ss.mode})
 		}
 		s.mu.Unlock()
 		if verb == "QUIT" {
@@ -165,10 +180,20 @@ func (ss *ftpSession) command(verb, arg string) int {
 	case "PASS":
 		pw, ok := ss.s.Users[ss.user]
 		if (ok && pw == arg) || (ss.user == "anonymous" && ss.s.Anonymous) {
+			if _, acct := ss.s.Accounts[ss.user]; acct {
+				ss.needAcct = true
+				return ss.reply(332, "need account for login")
+			}
 			ss.loggedIn = true
 			return ss.reply(230, "logged in")
 		}
 		return ss.reply(530, "login incorrect")
+	case "ACCT":
+		if ss.needAcct && ss.s.Accounts[ss.user] == arg {
+			ss.needAcct, ss.loggedIn = false, true
+			return ss.reply(230, "logged in")
+		}
+		return ss.reply(530, "account refused")
 	case "QUIT":
 		return ss.reply(221, "bye")
 	case "NOOP":
@@ -203,7 +228,30 @@ func (ss *ftpSession) command(verb, arg string) int {
 			return ss.reply(550, "no such file")
 		}
 		return ss.reply(213, strconv.Itoa(len(f)))
+	case "PORT", "EPRT":
+		if ss.s.RefuseActive {
+			return ss.reply(502, "active mode refused")
+		}
+		addr, ok := parseActiveAddr(verb, arg)
+		if !ok {
+			return ss.reply(501, "bad address")
+		}
+		host, _, _ := net.SplitHostPort(addr)
+		peer, _, _ := net.SplitHostPort(ss.c.RemoteAddr().String())
+		if !net.ParseIP(host).Equal(net.ParseIP(peer)) {
+			return ss.reply(504, "data connections go to the client only")
+		}
+		if ss.pasv != nil {
+			ss.pasv.Close()
+			ss.pasv = nil
+		}
+		ss.port = addr
+		return ss.reply(200, verb+" ok")
 	case "EPSV", "PASV":
+		if ss.s.RefusePassive {
+			return ss.reply(502, "passive mode refused")
+		}
+		ss.port = ""
 		if ss.pasv != nil {
 			ss.pasv.Close()
 		}
@@ -266,22 +314,73 @@ func (ss *ftpSession) listLine(name string, dir bool, size int, verb string) str
 }
 
 func (ss *ftpSession) transfer(data string) int {
-	if ss.pasv == nil {
-		return ss.reply(425, "use PASV or EPSV first")
+	var dc net.Conn
+	switch {
+	case ss.port != "":
+		addr := ss.port
+		ss.port, ss.mode = "", "active"
+		ss.reply(150, "opening active data connection")
+		c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+		if err != nil {
+			return ss.reply(425, "cannot open data connection")
+		}
+		dc = c
+	case ss.pasv != nil:
+		ln := ss.pasv
+		ss.pasv, ss.mode = nil, "passive"
+		defer ln.Close()
+		ss.reply(150, "opening data connection")
+		ln.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
+		c, err := ln.Accept()
+		if err != nil {
+			return ss.reply(425, "no data connection")
+		}
+		dc = c
+	default:
+		return ss.reply(425, "use PASV, EPSV, PORT or EPRT first")
 	}
-	ln := ss.pasv
-	ss.pasv = nil
-	defer ln.Close()
-	ss.reply(150, "opening data connection")
-	ln.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
-	dc, err := ln.Accept()
-	if err != nil {
-		return ss.reply(425, "no data connection")
-	}
-	_, err = io.WriteString(dc, data)
+	_, err := io.WriteString(dc, data)
 	dc.Close()
 	if err != nil {
 		return ss.reply(426, "transfer aborted")
 	}
 	return ss.reply(226, "transfer complete")
+}
+
+// parseActiveAddr reads the address of PORT (h1,h2,h3,h4,p1,p2) or EPRT
+// (|1|ip|port| or |2|ip|port|) as host:port.
+func parseActiveAddr(verb, arg string) (string, bool) {
+	if verb == "PORT" {
+		parts := strings.Split(strings.TrimSpace(arg), ",")
+		if len(parts) != 6 {
+			return "", false
+		}
+		var v [6]int
+		for i, p := range parts {
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 0 || n > 255 {
+				return "", false
+			}
+			v[i] = n
+		}
+		port := v[4]<<8 | v[5]
+		if port == 0 {
+			return "", false
+		}
+		return net.JoinHostPort(fmt.Sprintf("%d.%d.%d.%d", v[0], v[1], v[2], v[3]), strconv.Itoa(port)), true
+	}
+	arg = strings.TrimSpace(arg)
+	if len(arg) < 7 {
+		return "", false
+	}
+	f := strings.Split(arg[1:len(arg)-1], arg[:1])
+	if len(f) != 3 || arg[len(arg)-1] != arg[0] || (f[0] != "1" && f[0] != "2") {
+		return "", false
+	}
+	ip := net.ParseIP(f[1])
+	port, err := strconv.Atoi(f[2])
+	if ip == nil || err != nil || port < 1 || port > 65535 {
+		return "", false
+	}
+	return net.JoinHostPort(ip.String(), strconv.Itoa(port)), true
 }
