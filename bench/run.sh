@@ -6,7 +6,7 @@
 #
 #   bench/run.sh                 # everything
 #   BENCH_ONLY=trawl,wget bench/run.sh
-#   TRAWL_CRAWL_ONLY_ARGS='...'  # `trawl run` flags that turn feeding/indexing off, if trawl has them
+#   TRAWL_CRAWL_ONLY_ARGS='...'  # `trawl run` flags of the crawl-alone row (default --index=false)
 #
 # Extra arguments are passed to the orchestrator (go run ./cmd/bench --help).
 set -euo pipefail
@@ -31,42 +31,18 @@ if ((${#need[@]})); then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
-# 2. Binaries. trawl has no profiling flag: the overlay adds one file to
-# package main at build time (cmd/trawl is not changed on disk).
-overlay="$WORK/overlay.json"
-printf '{"Replace":{"%s":"%s"}}\n' "$ROOT/cmd/trawl/zz_benchprofile.go" "$BENCH_DIR/trawlprof/benchprofile.go.txt" >"$overlay"
-(cd "$ROOT" && go build -overlay "$overlay" -o "$WORK/trawl" ./cmd/trawl)
+# 2. Binaries. trawl is measured two ways with one binary: the crawl alone
+# (TRAWL_CRAWL_ONLY_ARGS, default --index=false: no feeding or indexing) and
+# the full pipeline (feeding and bleve indexing on).
+(cd "$ROOT" && go build -o "$WORK/trawl" ./cmd/trawl)
 (cd "$BENCH_DIR" && go build -o "$WORK/collycrawl" ./cmd/collycrawl && go build -o "$WORK/bench" ./cmd/bench)
-
-# trawl measured two ways. If `trawl run` can turn feeding and indexing off,
-# TRAWL_CRAWL_ONLY_ARGS gives the flags. Otherwise the crawl-alone binary is
-# built from the last commit before feeding was wired into `trawl run` (the
-# parent of the commit that added internal/nodesched/feeding.go), and the
-# full pipeline is the working tree.
 crawl_bin="$WORK/trawl"
-crawl_args=${TRAWL_CRAWL_ONLY_ARGS:-}
+crawl_args=${TRAWL_CRAWL_ONLY_ARGS:---index=false}
 head=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
-dirty=$(git -C "$ROOT" status --porcelain 2>/dev/null | grep -c . || true)
-note="full pipeline: the working tree (HEAD $head plus $dirty changed or new files)"
-feed_commit=$(git -C "$ROOT" rev-list -1 HEAD -- internal/nodesched/feeding.go 2>/dev/null || true)
-base=""
-if [[ -n "$feed_commit" ]]; then
-	base=$(git -C "$ROOT" rev-parse --short "$feed_commit^" 2>/dev/null || true)
-elif [[ -e "$ROOT/internal/nodesched/feeding.go" ]]; then
-	base=$head
-fi
-if [[ -n "$crawl_args" ]]; then
-	note="$note; crawl alone: the same binary with \`$crawl_args\`"
-elif [[ -n "$base" ]]; then
-	rm -rf "$WORK/base-src" && mkdir -p "$WORK/base-src"
-	git -C "$ROOT" archive "$base" | tar -x -C "$WORK/base-src"
-	printf '{"Replace":{"%s":"%s"}}\n' "$WORK/base-src/cmd/trawl/zz_benchprofile.go" "$BENCH_DIR/trawlprof/benchprofile.go.txt" >"$WORK/overlay-base.json"
-	(cd "$WORK/base-src" && go build -overlay "$WORK/overlay-base.json" -o "$WORK/trawl-crawl" ./cmd/trawl)
-	crawl_bin="$WORK/trawl-crawl"
-	note="$note; crawl alone: commit $base, the last one before \`trawl run\` fed and indexed every document (it has no switch to turn them off)"
-else
-	note="$note; crawl alone: \`trawl run\` has no switch to turn feeding and indexing off, so both rows run the same binary"
-fi
+dirty=$(git -C "$ROOT" status --porcelain -- . ':!docs/benchmarks.md' 2>/dev/null | grep -c . || true)
+note="trawl at HEAD $head"
+if ((dirty)); then note="$note plus $dirty changed or new files"; fi
+note="$note; crawl alone: \`trawl run $crawl_args\`; full pipeline: \`trawl run\` (feeding and indexing)"
 
 # 3. The peers that use the system resolver (Scrapy, wget, httrack) need the
 # farm's names: add them to /etc/hosts for the run, between markers, and take

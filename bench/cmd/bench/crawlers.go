@@ -93,10 +93,8 @@ func (b *bench) runTrawlFull(ctx context.Context) error {
 func (b *bench) runTrawl(ctx context.Context, name, bin, extra string, capDur time.Duration, label string) error {
 	data := filepath.Join(b.work, name+".data")
 	_ = os.RemoveAll(data)
-	cmd := b.trawlRun(bin, extra, data)
 	prof := filepath.Join(b.work, name+".cpu.pprof")
-	cmd.Env = append(os.Environ(), "TRAWL_BENCH_CPUPROFILE="+prof,
-		"TRAWL_BENCH_PROFILE_SECONDS="+strconv.FormatFloat(b.profileSecs, 'f', -1, 64))
+	cmd := b.trawlRun(bin, strings.TrimSpace(extra+" --cpuprofile "+prof), data)
 	_ = os.Remove(prof)
 	r, err := b.crawl(ctx, name, cmd, capDur, label)
 	if err != nil {

@@ -39,7 +39,6 @@ type bench struct {
 	fullCap     time.Duration
 	wrkDur      time.Duration
 	wrkThreads  int
-	profileSecs float64
 
 	trawlCrawl, trawlCrawlArgs string
 	trawlFull, trawlFullArgs   string
@@ -78,7 +77,7 @@ func main() {
 func run() error {
 	b := &bench{started: time.Now()}
 	flag.StringVar(&b.trawl, "trawl", "", "trawl binary (serves the webfarm)")
-	flag.StringVar(&b.trawlCrawl, "trawl-crawl", "", "trawl binary for the crawl-alone row (built with bench/trawlprof for a CPU profile)")
+	flag.StringVar(&b.trawlCrawl, "trawl-crawl", "", "trawl binary for the crawl-alone row (default: --trawl)")
 	flag.StringVar(&b.trawlCrawlArgs, "trawl-crawl-args", "", "extra `trawl run` flags for the crawl-alone row")
 	flag.StringVar(&b.trawlFull, "trawl-full", "", "trawl binary for the full-pipeline row (empty: no such row)")
 	flag.StringVar(&b.trawlFullArgs, "trawl-full-args", "", "extra `trawl run` flags for the full-pipeline row")
@@ -97,7 +96,6 @@ func run() error {
 	flag.DurationVar(&b.fullCap, "full-cap", 150*time.Second, "time cap of trawl's full-pipeline crawl")
 	flag.DurationVar(&b.wrkDur, "wrk-duration", 20*time.Second, "wrk run length")
 	flag.IntVar(&b.wrkThreads, "wrk-threads", 32, "wrk threads (each on its own farm host; connections are spread over them)")
-	flag.Float64Var(&b.profileSecs, "profile-seconds", 30, "length of trawl's CPU profiles")
 	only := flag.String("only", "", "comma list of rows to run (wrk,trawl,trawl-full,colly,wget,httrack,scrapy,mem); empty: all")
 	points := flag.String("mem-points", "100000,1000000,5000000", "discovered-URL counts of the memory-scale run")
 	flag.IntVar(&b.memLinks, "mem-links", 1000, "memory-scale: never-served links per source page")

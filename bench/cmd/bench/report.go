@@ -141,10 +141,8 @@ func (b *bench) report(command string) string {
 	}
 	if len(b.profiles) > 0 {
 		p("\n### Where trawl's CPU goes\n\n")
-		p("trawl has no profiling flag yet; bench/run.sh builds the trawl binaries with `go build -overlay` adding\n")
-		p("bench/trawlprof/benchprofile.go.txt to package main (nothing in cmd/trawl changes on disk), which writes a CPU\n")
-		p("profile of the first %.0f s of the run when TRAWL_BENCH_CPUPROFILE is set. The timed runs above are those\n", b.profileSecs)
-		p("profiled runs (pprof's sampling costs about 1%%).\n\n")
+		p("Each trawl row runs with `trawl run --cpuprofile FILE`, a CPU profile of the whole run; the timed runs above\n")
+		p("are those profiled runs (pprof's sampling costs about 1%%).\n\n")
 		for _, pr := range b.profiles {
 			p("#### %s\n\n%s\n\n", pr.Name, pr.Header)
 			p("By area (flat CPU grouped by package):\n\n%s\n", pr.byPackageTable(14))
