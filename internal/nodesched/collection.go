@@ -42,7 +42,7 @@ type Settings struct {
 	Kinds                              extract.KindSet
 	AllowedTypes, URISearchMIME        []string
 	ExtractLinksFromDupes              bool
-	NearDuplicates                     bool           // near_duplicate_detection asked (not honoured; see docs/decisions.md)
+	NearDuplicates                     bool           // near_duplicate_detection: band keys (extract.NearKeys) instead of the exact checksum decide duplicates
 	Access                             *Access        // cookies, credentials, proxies, client certificate, FTP, logins (access.go)
 	Feeds                              *Feeds         // sitemaps and RSS (extras.go)
 	Score                              *adaptiveScore // adaptive refresh ranking (sitemaps.go)

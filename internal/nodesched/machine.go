@@ -938,13 +938,7 @@ func (m *Machine) deleteList(c *collection, site string, uris []string, wholeSit
 			continue
 		}
 		if rec.HasChecksum {
-			_ = b.RemoveChecksumURI(c.s.Name, rec.Checksum, uri)
-			if owner, ok, _ := m.st.ChecksumOwner(c.s.Name, rec.Checksum); ok && owner == uri {
-				_ = b.DeleteChecksumOwner(c.s.Name, rec.Checksum)
-				if c.s.UseDupServers && len(m.ds) > 0 {
-					m.send(m.dsFor(rec.Checksum), &cmt.PPDUPRemove{Collection: c.s.Name, NodeID: m.cfg.NodeID, URI: uri, Checksum: cmt.Checksum(rec.Checksum)})
-				}
-			}
+			_ = m.forgetKeys(c, b, uri, m.dupKeys(c, uri, rec.Checksum, rec.ContentType))
 		}
 		if err := b.DeleteURI(c.s.Name, site, uri); err != nil {
 			tx.Discard()

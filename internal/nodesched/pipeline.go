@@ -105,10 +105,14 @@ type Outcome struct {
 	Truncated    bool
 	Checksum     [16]byte
 	HasChecksum  bool
-	NoIndex      bool
-	NoFollow     bool
-	Location     string // normalized redirect target (HTTP 3xx or meta refresh redirect)
-	Links        []Link
+	// NearKeys are the near-duplicate band keys of an HTML document under
+	// near_duplicate_detection (nil otherwise): they, not Checksum, go to
+	// the duplicate servers; Checksum still tells a changed document.
+	NearKeys [][16]byte
+	NoIndex  bool
+	NoFollow bool
+	Location string // normalized redirect target (HTTP 3xx or meta refresh redirect)
+	Links    []Link
 	// SitemapEntries are the changefreq and priority a sitemap step read
 	// (sitemaps.go).
 	SitemapEntries []SitemapEntry
@@ -499,6 +503,9 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 	res := extract.Extract(body, extract.Options{Kinds: s.Kinds, AgentName: s.AgentToken, ContentType: resp.Header.Get("Content-Type")})
 	if !out.HasChecksum || !resp.NotModified {
 		out.Checksum, out.HasChecksum = extract.Checksum(res, s.UseMetaCsum, s.CsumCutOff), true
+	}
+	if s.NearDuplicates {
+		out.NearKeys = extract.NearKeys(res, s.UseMetaCsum, s.CsumCutOff)
 	}
 	if s.CheckMetaRobots {
 		out.NoIndex, out.NoFollow = res.Robots.NoIndex, res.Robots.NoFollow

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/extract"
 	"github.com/trawl/trawl/internal/fetch"
 	"github.com/trawl/trawl/internal/frontier"
 	"github.com/trawl/trawl/internal/marshal"
@@ -256,7 +257,7 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	var ppdup *cmt.PPDUPAdd
+	var ppdup []*cmt.PPDUPAdd
 	res, links, err := m.record(c, tx, o, now, &ppdup)
 	if err != nil {
 		tx.Discard()
@@ -278,8 +279,8 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 		return err
 	}
 	m.pump(c)
-	if ppdup != nil {
-		m.send(m.dsFor(ppdup.Checksum), ppdup)
+	for _, a := range ppdup {
+		m.send(m.dsFor(a.Checksum), a)
 	}
 	return m.afterStep(c, o)
 }
@@ -295,7 +296,7 @@ func (m *Machine) dsFor(cs cmt.Checksum) Peer {
 
 // record writes the URI record and document of a step into the batch and
 // returns what the frontier needs and the links to queue.
-func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Time, ppdup **cmt.PPDUPAdd) (frontier.Result, []Link, error) {
+func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Time, ppdup *[]*cmt.PPDUPAdd) (frontier.Result, []Link, error) {
 	j, s, b := o.Job, o.Job.S, tx.Batch()
 	name := s.Name
 	m.stepFeed = nil
@@ -420,7 +421,7 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 
 func urlSite(u *url.URL) string { return u.Host }
 
-func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRecord, o *Outcome, now time.Time, result *frontier.Result, ppdup **cmt.PPDUPAdd) error {
+func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRecord, o *Outcome, now time.Time, result *frontier.Result, ppdup *[]*cmt.PPDUPAdd) error {
 	s, name := o.Job.S, o.Job.S.Name
 	old, hadOld := rec.Checksum, rec.HasChecksum && o.Job.Prev != nil && o.Job.Prev.LastFetched.After(time.Time{})
 	rec.ErrorCount = 0
@@ -466,43 +467,48 @@ func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRec
 		rec.LastChanged = now
 	}
 	if hadOld && changed {
-		if err := b.RemoveChecksumURI(name, old, rec.URI); err != nil {
+		oldKeys := m.dupKeys(c, rec.URI, old, o.Job.Prev.ContentType)
+		if err := m.forgetKeys(c, b, rec.URI, oldKeys); err != nil {
 			return err
-		}
-		if owner, ok, err := m.st.ChecksumOwner(name, old); err == nil && ok && owner == rec.URI {
-			if err := b.DeleteChecksumOwner(name, old); err != nil {
-				return err
-			}
-			if s.UseDupServers && len(m.ds) > 0 {
-				m.send(m.dsFor(cmt.Checksum(old)), &cmt.PPDUPRemove{Collection: name, NodeID: m.cfg.NodeID, URI: rec.URI, Checksum: cmt.Checksum(old)})
-			}
 		}
 	}
 	rec.Checksum, rec.HasChecksum = o.Checksum, o.HasChecksum
 	rec.Status = store.StatusFetched
 	rec.Owner = ""
 	if o.HasChecksum {
-		if err := b.AddChecksumURI(name, o.Checksum, rec.URI); err != nil {
-			return err
+		// The keys that decide duplicates: the checksum, or the band keys
+		// under near_duplicate_detection (a duplicate shares any one).
+		keys := [][16]byte{o.Checksum}
+		if len(o.NearKeys) > 0 {
+			keys = o.NearKeys
 		}
-		if s.UseDupServers && len(m.ds) > 0 {
-			*ppdup = &cmt.PPDUPAdd{Collection: name, NodeID: m.cfg.NodeID, URI: rec.URI, Checksum: cmt.Checksum(o.Checksum)}
-		} else {
-			owner, ok, err := m.st.ChecksumOwner(name, o.Checksum)
-			if err != nil {
+		for _, k := range keys {
+			if err := b.AddChecksumURI(name, k, rec.URI); err != nil {
 				return err
 			}
-			if ok && owner != rec.URI {
-				if _, alive, _ := m.st.URI(name, owner); alive {
-					rec.Status, rec.Owner = store.StatusDuplicate, owner
-					c.count("duplicates", 1)
-				} else {
-					ok = false
-				}
+		}
+		if s.UseDupServers && len(m.ds) > 0 {
+			for _, k := range keys {
+				*ppdup = append(*ppdup, &cmt.PPDUPAdd{Collection: name, NodeID: m.cfg.NodeID, URI: rec.URI, Checksum: cmt.Checksum(k)})
 			}
-			if !ok {
-				if err := b.PutChecksumOwner(name, o.Checksum, rec.URI); err != nil {
+		} else {
+			for _, k := range keys {
+				owner, ok, err := m.st.ChecksumOwner(name, k)
+				if err != nil {
 					return err
+				}
+				if ok && owner != rec.URI {
+					if _, alive, _ := m.st.URI(name, owner); !alive {
+						ok = false
+					} else if rec.Status != store.StatusDuplicate {
+						rec.Status, rec.Owner = store.StatusDuplicate, owner
+						c.count("duplicates", 1)
+					}
+				}
+				if !ok {
+					if err := b.PutChecksumOwner(name, k, rec.URI); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -527,15 +533,24 @@ func (m *Machine) addOK(c *collection, x *cmt.PPDUPAddOK, now time.Time) error {
 	if owner == "" {
 		owner = x.URI
 	}
+	// Under near_duplicate_detection the answer is about one band key
+	// (echoed in PKT_CSUM): owning one band does not undo a duplicate
+	// found through another; a refetch starts the document afresh.
+	key, band := rec.Checksum, c.s.NearDuplicates && x.Checksum != (cmt.Checksum{}) && [16]byte(x.Checksum) != rec.Checksum
+	if band {
+		key = [16]byte(x.Checksum)
+	}
 	b := m.st.NewBatch()
 	if owner == x.URI {
-		if err := b.PutChecksumOwner(c.s.Name, rec.Checksum, x.URI); err != nil {
+		if err := b.PutChecksumOwner(c.s.Name, key, x.URI); err != nil {
 			b.Discard()
 			return err
 		}
-		if rec.Status == store.StatusDuplicate {
+		if rec.Status == store.StatusDuplicate && !band {
 			rec.Status, rec.Owner = store.StatusFetched, ""
 		}
+	} else if band && rec.Status == store.StatusDuplicate {
+		// already a duplicate through an earlier band: its owner stays
 	} else if rec.Status != store.StatusDuplicate || rec.Owner != owner {
 		rec.Status, rec.Owner = store.StatusDuplicate, owner
 		c.setCur(rec.Site)
@@ -561,9 +576,13 @@ func (m *Machine) removeOK(c *collection, x *cmt.PPDUPRemoveOK) error {
 		return err
 	}
 	b := m.st.NewBatch()
+	key := rec.Checksum
+	if x.Checksum != (cmt.Checksum{}) {
+		key = [16]byte(x.Checksum) // a band key under near_duplicate_detection
+	}
 	if ok && rec.HasChecksum {
-		if owner, has, _ := m.st.ChecksumOwner(c.s.Name, rec.Checksum); has && owner == x.URI {
-			if err := b.DeleteChecksumOwner(c.s.Name, rec.Checksum); err != nil {
+		if owner, has, _ := m.st.ChecksumOwner(c.s.Name, key); has && owner == x.URI {
+			if err := b.DeleteChecksumOwner(c.s.Name, key); err != nil {
 				b.Discard()
 				return err
 			}
@@ -591,6 +610,43 @@ func (m *Machine) promote(c *collection, x *cmt.PPDUPPromoteReq, now time.Time) 
 		return nil
 	}
 	return m.addLinks(c, now, links, nil, "")
+}
+
+// dupKeys are the keys under which a stored document was registered: its
+// checksum, or under near_duplicate_detection the band keys of its stored
+// HTML (recomputed: the record keeps only the checksum). A document whose
+// body is gone falls back to the checksum.
+func (m *Machine) dupKeys(c *collection, uri string, sum [16]byte, contentType string) [][16]byte {
+	if c.s.NearDuplicates && isHTML(contentType) {
+		if body, ok, err := m.st.Document(c.s.Name, uri); err == nil && ok {
+			res := extract.Extract(body, extract.Options{Kinds: c.s.Kinds, AgentName: c.s.AgentToken, ContentType: contentType})
+			if keys := extract.NearKeys(res, c.s.UseMetaCsum, c.s.CsumCutOff); len(keys) > 0 {
+				return keys
+			}
+		}
+	}
+	return [][16]byte{sum}
+}
+
+// forgetKeys unregisters uri under keys in b: it leaves their URI lists,
+// and where it owns a key the ownership goes (PPDUP_REMOVE to the key's
+// duplicate server, which promotes another URI).
+func (m *Machine) forgetKeys(c *collection, b *store.Batch, uri string, keys [][16]byte) error {
+	name := c.s.Name
+	for _, k := range keys {
+		if err := b.RemoveChecksumURI(name, k, uri); err != nil {
+			return err
+		}
+		if owner, ok, err := m.st.ChecksumOwner(name, k); err == nil && ok && owner == uri {
+			if err := b.DeleteChecksumOwner(name, k); err != nil {
+				return err
+			}
+			if c.s.UseDupServers && len(m.ds) > 0 {
+				m.send(m.dsFor(cmt.Checksum(k)), &cmt.PPDUPRemove{Collection: name, NodeID: m.cfg.NodeID, URI: uri, Checksum: cmt.Checksum(k)})
+			}
+		}
+	}
+	return nil
 }
 
 var _ = fmt.Sprintf
