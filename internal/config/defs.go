@@ -248,7 +248,7 @@ var honouredParams = []string{
 	"delay", "enforce_delay_per_ip", "max_sites", "max_pending", "max_inter_docs", "max_doc",
 	"wqfilter", "smfilter", "max_backoff_counter", "max_backoff_delay",
 	"refresh", "refresh_mode", "refresh_when_idle", "dbswitch", "dbswitch_delete",
-	"use_meta_csum", "csum_cut_off", "domain_clustering",
+	"use_meta_csum", "csum_cut_off", "near_duplicate_detection", "domain_clustering",
 	"include_domains/*", "exclude_domains/*", "include_uris/*", "exclude_uris/*",
 	"http_errors/*", "link_extraction/*",
 	"crawlmode/mode", "crawlmode/fwdlinks", "crawlmode/fwdredirects", "crawlmode/reset_level",
