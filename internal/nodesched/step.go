@@ -191,6 +191,17 @@ func (m *Machine) reportStats(c *collection) {
 // can help).
 func (m *Machine) Next(now time.Time) (job *Job, ok bool, wake time.Time) {
 	m.now = now
+	for len(m.ready) > 0 {
+		j := m.ready[0]
+		m.ready = m.ready[1:]
+		if c := m.colls[j.S.Name]; c != nil && c.gen == j.Gen {
+			c.flying[j.Fetch.URI]++
+			if rec, ok, err := m.st.URI(c.s.Name, j.Fetch.URI); err == nil && ok {
+				j.Prev = rec
+			}
+			return j, true, time.Time{}
+		}
+	}
 	n := len(m.order)
 	for i := 0; i < n; i++ {
 		c := m.colls[m.order[(m.rr+i)%n]]
@@ -217,6 +228,11 @@ func (m *Machine) Next(now time.Time) (job *Job, ok bool, wake time.Time) {
 		if m.skipRefreshOnly(c, fe, j.Prev != nil, now) {
 			goto again
 		}
+		if fe.QueueFlags&frontier.QFReextract != 0 && c.flying[fe.URI] > 0 && c.deferred[fe.URI] == nil {
+			c.deferred[fe.URI] = j // wait for the fetch of the longer path
+			goto again
+		}
+		c.flying[fe.URI]++
 		m.rr = (m.rr + i + 1) % n
 		return j, true, time.Time{}
 	}
@@ -239,6 +255,13 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 	}
 	if c.inflight[j.Fetch.Site]--; c.inflight[j.Fetch.Site] <= 0 {
 		delete(c.inflight, j.Fetch.Site)
+	}
+	if c.flying[j.Fetch.URI]--; c.flying[j.Fetch.URI] <= 0 {
+		delete(c.flying, j.Fetch.URI)
+		if d := c.deferred[j.Fetch.URI]; d != nil {
+			delete(c.deferred, j.Fetch.URI)
+			m.ready = append(m.ready, d) // after this step is committed
+		}
 	}
 	c.setCur(j.Fetch.Site)
 	defer c.clearCur()
@@ -338,6 +361,15 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 		// Shutting down: the entry stays queued (no Done would be right, but
 		// the step must end; Skipped leaves no trace in the store).
 		return frontier.Result{Outcome: frontier.Skipped}, links, errStopped
+	}
+	if o.Reextracted {
+		// A shorter path to a URI fetched earlier in this cycle: its links
+		// go again at the new depth; nothing was fetched.
+		c.count("reextracted", 1)
+		if err := b.PutURI(name, rec); err != nil {
+			return frontier.Result{}, nil, err
+		}
+		return frontier.Result{Outcome: frontier.Skipped}, append(links, o.Links...), nil
 	}
 	rec.LastFetched = now
 	rec.LastFetchedCycle = j.Fetch.Cycle
