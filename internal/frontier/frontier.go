@@ -320,8 +320,23 @@ func (f *Frontier) refreshSite(st *site) {
 
 // --- politeness ---
 
+// own looks up the site's own delay and max_doc once.
+func (f *Frontier) own(st *site) {
+	if st.own {
+		return
+	}
+	st.own, st.ownDelay, st.ownMaxDoc = true, f.cfg.Delay, f.cfg.MaxDoc
+	if f.cfg.SiteDelay != nil {
+		st.ownDelay = f.cfg.SiteDelay(st.name)
+	}
+	if f.cfg.SiteMaxDoc != nil {
+		st.ownMaxDoc = f.cfg.SiteMaxDoc(st.name)
+	}
+}
+
 func (f *Frontier) delay(st *site) time.Duration {
-	d := f.cfg.Delay
+	f.own(st)
+	d := st.ownDelay
 	if f.cfg.ObeyRobotsDelay && st.crawlDelay > d {
 		d = st.crawlDelay
 	}
@@ -349,7 +364,8 @@ func (f *Frontier) earliest(st *site) time.Time {
 }
 
 func (f *Frontier) capped(st *site) bool {
-	return st.stopped || (f.cfg.MaxDoc > 0 && st.docsCycle >= f.cfg.MaxDoc)
+	f.own(st)
+	return st.stopped || (st.ownMaxDoc > 0 && st.docsCycle >= st.ownMaxDoc)
 }
 
 func (f *Frontier) servable(st *site, now time.Time) bool {
