@@ -833,10 +833,12 @@ func (f *Frontier) Stats() Stats {
 	return s
 }
 
-// Idle reports whether nothing is queued or in flight.
+// Idle reports whether nothing is in flight and nothing queued can be
+// served in this cycle (a site at its max_doc, or stopped by
+// max_backoff_counter, waits for the next cycle).
 func (f *Frontier) Idle() bool {
 	for _, st := range f.sites {
-		if st.queued() > 0 || len(st.fly) > 0 {
+		if (st.queued() > 0 && !f.capped(st)) || len(st.fly) > 0 {
 			return false
 		}
 	}

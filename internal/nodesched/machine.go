@@ -456,6 +456,10 @@ func (m *Machine) addLinks(c *collection, now time.Time, links []Link, tx *front
 	}
 	var own []frontier.Entry
 	for _, l := range links {
+		if c.s.tooDeep(l.URI, l.Hops) {
+			c.count("too_deep", 1) // beyond its subcollection's crawlmode depth
+			continue
+		}
 		if refSite != "" {
 			if l.Site == refSite {
 				c.count("links_local", 1)
@@ -565,6 +569,10 @@ func (m *Machine) entryFromWire(c *collection, e *cmt.Entry, urgent bool) (front
 		}
 	}
 	fe.Extra, fe.Redirects = encodeMeta(meta), meta.Redirects
+	if c.s.tooDeep(fe.URI, fe.Hops) {
+		c.count("too_deep", 1)
+		return frontier.Entry{}, false
+	}
 	if urgent {
 		fe.QueueFlags |= frontier.QFUrgent | frontier.QFPrepend
 	}
