@@ -204,8 +204,9 @@ func buildSchema() *Schema {
 	subParams := pick(top, "accept_compression", "allowed_schemes", "cut_off", "delay", "ftp_passive", "headers", "max_doc",
 		"proxy", "refresh", "refresh_mode", "start_uri_files", "start_uris", "use_http_1_1", "use_javascript", "use_sitemaps")
 	for i, d := range subParams {
-		// Copies: a subcollection's overrides are not applied by the
-		// crawl yet, whatever the collection-level row says.
+		// Copies: a subcollection's override is honoured only where the
+		// crawl applies it per URI (honouredSubParams), whatever the
+		// collection-level row says.
 		c := *d
 		c.Honoured = false
 		subParams[i] = &c
@@ -226,6 +227,7 @@ func buildSchema() *Schema {
 		}
 	}
 	markHonoured(collection, honouredParams)
+	markHonoured(sub, honouredSubParams)
 	markHonoured(login, honouredLoginParams)
 	node := sec("", "2.2.7", "Overrides of collection parameters for one node scheduler; the name is the node scheduler's identifier.", top, nodeSections...)
 	return &Schema{Collection: collection, SubCollection: sub, Login: login, Node: node}
@@ -238,8 +240,7 @@ func buildSchema() *Schema {
 // internal/nodesched (Compile: fetching, robots, extraction, screening,
 // duplicates, http_errors), internal/frontier (scheduling, politeness,
 // seen-set, refresh) and internal/multinode (routing). A subcollection's
-// copies of the top-level rows stay not honoured: the crawl applies the
-// collection and Node levels only.
+// copies of the top-level rows are honoured as honouredSubParams says.
 var honouredParams = []string{
 	"info", "start_uris", "fetch_timeout", "allowed_types", "force_mimetype_detection", "allowed_schemes",
 	"accept_compression", "cut_off", "truncate", "headers", "if_modified_since",
@@ -249,7 +250,7 @@ var honouredParams = []string{
 	"delay", "enforce_delay_per_ip", "max_sites", "max_pending", "max_inter_docs", "max_doc",
 	"wqfilter", "smfilter", "max_backoff_counter", "max_backoff_delay",
 	"refresh", "refresh_mode", "refresh_when_idle", "dbswitch", "dbswitch_delete",
-	"use_meta_csum", "csum_cut_off", "domain_clustering",
+	"use_meta_csum", "csum_cut_off", "near_duplicate_detection", "domain_clustering",
 	"include_domains/*", "exclude_domains/*", "include_uris/*", "exclude_uris/*",
 	"http_errors/*", "link_extraction/*",
 	"crawlmode/mode", "crawlmode/fwdlinks", "crawlmode/fwdredirects", "crawlmode/reset_level",
@@ -271,6 +272,13 @@ var honouredParams = []string{
 	"adaptive/weights/*", "adaptive/sitemap_weights/*",
 	"rss/ignore_rules", "rss/index_feed",
 }
+
+// honouredSubParams are the rows of a subcollection (SubDomain) the crawl
+// applies to the URIs the subcollection's rules contain
+// (nodesched.Settings.For, the frontier's per-site delay and max_doc),
+// each exercised by nodesched's TestSubCollections; its crawlmode section
+// is the collection's definition, honoured with it.
+var honouredSubParams = []string{"delay", "headers", "max_doc", "accept_compression"}
 
 // honouredLoginParams are the honoured rows of a Login element (forms
 // login, internal/fetch/login.go).

@@ -80,6 +80,12 @@ type Config struct {
 	ObeyRobotsDelay   bool          // obey_robots_delay: a robots.txt Crawl-delay raises the delay
 	MaxInterDocs      int           // max_inter_docs: docs from one site before yielding its slot (0: no limit)
 	MaxDoc            int           // max_doc: docs per site per refresh cycle (0: no limit)
+	// SiteDelay and SiteMaxDoc, when set, give a site its own delay and
+	// max_doc instead of Delay and MaxDoc (the crawl subcollections that
+	// cover the site); each is asked once per site while the frontier is
+	// open.
+	SiteDelay  func(site string) time.Duration
+	SiteMaxDoc func(site string) int
 
 	Levels        int       // workqueue_priority/levels (1)
 	DefaultLevel  int       // workqueue_priority/default (1)

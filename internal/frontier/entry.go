@@ -26,6 +26,12 @@ const (
 	QFPrepend uint8 = 0x01 // enqueue at the front of the crawl queue
 	QFForce   uint8 = 0x02 // bypass wqfilter/smfilter
 	QFUrgent  uint8 = 0x04 // crawl as soon as possible
+	// QFReextract marks an entry queued again because a shorter path (fewer
+	// hops or redirects) reached a URI already served in this cycle: the
+	// driver should take the links again, at the new depth, from what it
+	// stored rather than fetch the URI again (it fetches when it has
+	// nothing stored from this cycle).
+	QFReextract uint8 = 0x08
 )
 
 // Entry is a crawl queue entry as the frontier needs it: the parts of the
@@ -35,6 +41,7 @@ type Entry struct {
 	Site       string // crawl site (host[:port]); the caller derives it
 	Referrer   string
 	Hops       int    // page hops from a start URI (crawlmode DEPTH)
+	Redirects  int    // redirects at the end of the path (max_redirects); minimised over paths as Hops is
 	Level      int    // priority level 1..Levels; 0 picks start_uri_pri or default
 	URIFlags   uint32 // URIF_* bits
 	QueueFlags uint8  // QF_* bits
@@ -111,7 +118,10 @@ const (
 )
 
 // Internal flags of a stored queue entry.
-const entryFresh = 0x01 // the seen-set had no record of the URI when it was queued
+const (
+	entryFresh     = 0x01 // the seen-set had no record of the URI when it was queued
+	entryRedirects = 0x02 // a redirect count follows the level
+)
 
 func encodeEntry(e *Entry, class uint8) []byte { return appendQueued(nil, e, class, false) }
 
@@ -124,10 +134,16 @@ func appendQueued(b []byte, e *Entry, class uint8, fresh bool) []byte {
 	if fresh {
 		fl |= entryFresh
 	}
+	if e.Redirects > 0 {
+		fl |= entryRedirects
+	}
 	b = append(b, entryVersion2, class, e.QueueFlags, fl)
 	b = binary.AppendUvarint(b, uint64(e.URIFlags))
 	b = binary.AppendUvarint(b, uint64(e.Hops))
 	b = binary.AppendUvarint(b, uint64(e.Level))
+	if e.Redirects > 0 {
+		b = binary.AppendUvarint(b, uint64(e.Redirects))
+	}
 	b = store.AppendLP(b, e.URI)
 	b = store.AppendLP(b, e.Site)
 	b = store.AppendLP(b, e.Referrer)
@@ -200,17 +216,22 @@ func decodeQueued(b []byte) (e Entry, class uint8, fresh bool, err error) {
 	class = b[1]
 	e = Entry{QueueFlags: b[2]}
 	rest := b[3:]
+	var fl byte
 	if b[0] == entryVersion2 {
-		if len(rest) < 1 || rest[0]&^entryFresh != 0 {
+		if len(rest) < 1 || rest[0]&^(entryFresh|entryRedirects) != 0 {
 			return Entry{}, 0, false, fmt.Errorf("%w: queue entry flags", errCorrupt)
 		}
-		fresh = rest[0]&entryFresh != 0
+		fl = rest[0]
+		fresh = fl&entryFresh != 0
 		rest = rest[1:]
 	}
 	r := reader{b: rest}
 	e.URIFlags = uint32(r.uvarint(1<<32 - 1))
 	e.Hops = int(r.uvarint(1 << 31))
 	e.Level = int(r.uvarint(255))
+	if fl&entryRedirects != 0 {
+		e.Redirects = int(r.uvarint(1 << 31))
+	}
 	e.URI = r.str()
 	e.Site = r.str()
 	e.Referrer = r.str()
@@ -268,18 +289,23 @@ func fromUnixNano(v int64) time.Time {
 // administrative delete can find the entry. Values written before these
 // fields existed hold only the cycle (full is false).
 type seenValue struct {
-	cycle int64
-	hops  int
-	class uint8
-	seq   uint64
-	full  bool
+	cycle     int64
+	hops      int
+	class     uint8
+	seq       uint64
+	full      bool
+	redirects int // optional trailing field (0 when absent)
 }
 
 func appendSeen(b []byte, v seenValue) []byte {
 	b = binary.AppendVarint(b, v.cycle)
 	b = binary.AppendUvarint(b, uint64(v.hops))
 	b = append(b, v.class)
-	return binary.AppendUvarint(b, v.seq)
+	b = binary.AppendUvarint(b, v.seq)
+	if v.redirects > 0 {
+		b = binary.AppendUvarint(b, uint64(v.redirects))
+	}
+	return b
 }
 
 // decodeSeen reads a seen-set value; ok is false when not even the cycle
@@ -301,6 +327,9 @@ func decodeSeen(b []byte) (v seenValue, ok bool) {
 	v.class = r.b[0]
 	r.b = r.b[1:]
 	v.seq = r.uvarint(1<<64 - 1)
+	if r.err == nil && len(r.b) > 0 {
+		v.redirects = int(r.uvarint(1 << 31))
+	}
 	if r.end() != nil {
 		return seenValue{cycle: c}, true
 	}

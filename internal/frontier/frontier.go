@@ -104,6 +104,7 @@ type Frontier struct {
 	// curDelay is the delay of the variable_delay slot of the last Next
 	// (Config.Delay outside every slot).
 	curDelay time.Duration
+	inSlot   bool // curDelay is a slot's (it overrides the sites' own delays)
 	// minor is the adaptive minor refresh cycle last rescheduled in the
 	// current cycle (adaptive.go).
 	minor int
@@ -332,8 +333,26 @@ func (f *Frontier) refreshSite(st *site) {
 
 // --- politeness ---
 
+// own looks up the site's own delay and max_doc once.
+func (f *Frontier) own(st *site) {
+	if st.own {
+		return
+	}
+	st.own, st.ownDelay, st.ownMaxDoc = true, f.cfg.Delay, f.cfg.MaxDoc
+	if f.cfg.SiteDelay != nil {
+		st.ownDelay = f.cfg.SiteDelay(st.name)
+	}
+	if f.cfg.SiteMaxDoc != nil {
+		st.ownMaxDoc = f.cfg.SiteMaxDoc(st.name)
+	}
+}
+
 func (f *Frontier) delay(st *site) time.Duration {
-	d := f.curDelay
+	f.own(st)
+	d := st.ownDelay
+	if f.inSlot {
+		d = f.curDelay // a variable_delay slot sets every site's delay
+	}
 	if f.cfg.ObeyRobotsDelay && st.crawlDelay > d {
 		d = st.crawlDelay
 	}
@@ -361,7 +380,8 @@ func (f *Frontier) earliest(st *site) time.Time {
 }
 
 func (f *Frontier) capped(st *site) bool {
-	return st.stopped || (f.cfg.MaxDoc > 0 && st.docsCycle >= f.cfg.MaxDoc)
+	f.own(st)
+	return st.stopped || (st.ownMaxDoc > 0 && st.docsCycle >= st.ownMaxDoc)
 }
 
 func (f *Frontier) servable(st *site, now time.Time) bool {
@@ -832,10 +852,12 @@ func (f *Frontier) Stats() Stats {
 	return s
 }
 
-// Idle reports whether nothing is queued or in flight.
+// Idle reports whether nothing is in flight and nothing queued can be
+// served in this cycle (a site at its max_doc, or stopped by
+// max_backoff_counter, waits for the next cycle).
 func (f *Frontier) Idle() bool {
 	for _, st := range f.sites {
-		if st.queued() > 0 || len(st.fly) > 0 {
+		if (st.queued() > 0 && !f.capped(st)) || len(st.fly) > 0 {
 			return false
 		}
 	}

@@ -451,3 +451,48 @@ func TestMaxDocAndInterDocs(t *testing.T) {
 		t.Errorf("after refresh (-want +got):\n%s", d)
 	}
 }
+
+// TestSiteDelayAndMaxDoc: Config.SiteDelay and SiteMaxDoc give one site
+// its own delay and max_doc (a crawl subcollection); the others keep the
+// collection's.
+func TestSiteDelayAndMaxDoc(t *testing.T) {
+	cfg := testConfig()
+	cfg.Delay = 10 * time.Second
+	cfg.MaxDoc = 3
+	cfg.MaxPending = 1
+	cfg.SiteDelay = func(site string) time.Duration {
+		if site == "b" {
+			return 2 * time.Second
+		}
+		return cfg.Delay
+	}
+	cfg.SiteMaxDoc = func(site string) int {
+		if site == "b" {
+			return 2
+		}
+		return cfg.MaxDoc
+	}
+	f, _ := newFrontier(t, cfg)
+	mustAdd(t, f, t0, uris("a", "a1", "a2", "a3", "a4")...)
+	mustAdd(t, f, t0, uris("b", "b1", "b2", "b3")...)
+	starts := map[string][]time.Duration{}
+	now := t0
+	for i := 0; i < 100; i++ {
+		fe, ok, wake := f.Next(now)
+		if !ok {
+			if wake.IsZero() {
+				break
+			}
+			now = wake
+			continue
+		}
+		starts[fe.Site] = append(starts[fe.Site], now.Sub(t0))
+		if err := f.Done(fe, Result{Outcome: Fetched}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string][]time.Duration{"a": {0, 10 * time.Second, 20 * time.Second}, "b": {0, 2 * time.Second}}
+	if d := cmp.Diff(want, starts); d != "" {
+		t.Errorf("starts per site (-want +got):\n%s", d)
+	}
+}

@@ -34,9 +34,10 @@ type seenCacheKey [2]uint64
 
 // seenCacheVal is the part of a seenValue the duplicate verdict needs.
 type seenCacheVal struct {
-	cycle uint32
-	hops  int32
-	full  bool
+	cycle     uint32
+	hops      int32
+	redirects int32
+	full      bool
 }
 
 func newSeenCache(max int) *seenCache {
@@ -64,11 +65,11 @@ func (c *seenCache) get(uri string) (seenCacheVal, bool) {
 // cache's ranges are not cached: the disk answers for them).
 func (c *seenCache) set(uri string, v seenValue) {
 	k := c.key(uri)
-	if v.cycle < 0 || v.cycle > 1<<32-1 || v.hops < 0 || v.hops > 1<<31-1 {
+	if v.cycle < 0 || v.cycle > 1<<32-1 || v.hops < 0 || v.hops > 1<<31-1 || v.redirects < 0 || v.redirects > 1<<31-1 {
 		c.forget(uri)
 		return
 	}
-	c.put(k, seenCacheVal{cycle: uint32(v.cycle), hops: int32(v.hops), full: v.full})
+	c.put(k, seenCacheVal{cycle: uint32(v.cycle), hops: int32(v.hops), redirects: int32(v.redirects), full: v.full})
 }
 
 func (c *seenCache) put(k seenCacheKey, v seenCacheVal) {

@@ -176,6 +176,11 @@ func TestDecodeEntryVersion1(t *testing.T) {
 	if got, _, fresh, err := decodeQueued(v2); err != nil || !fresh || !cmp.Equal(e, got) {
 		t.Errorf("version 2: %v %v %+v", err, fresh, got)
 	}
+	er := e
+	er.Redirects = 4
+	if got, _, _, err := decodeQueued(appendQueued(nil, &er, 1, false)); err != nil || !cmp.Equal(er, got) {
+		t.Errorf("version 2 with redirects: %v %+v", err, got)
+	}
 	v2[3] = 0x80
 	if _, _, _, err := decodeQueued(v2); err == nil {
 		t.Error("unknown internal flag accepted")
@@ -188,6 +193,11 @@ func TestSeenValueRoundTrip(t *testing.T) {
 	got, ok := decodeSeen(b)
 	if !ok || got != v {
 		t.Errorf("round trip %+v %v", got, ok)
+	}
+	vr := v
+	vr.redirects = 3
+	if got, ok := decodeSeen(appendSeen(nil, vr)); !ok || got != vr {
+		t.Errorf("round trip with redirects %+v %v", got, ok)
 	}
 	for i := 0; i < len(b); i++ {
 		got, ok := decodeSeen(b[:i])
@@ -277,5 +287,83 @@ func TestDropURIsAndSite(t *testing.T) {
 	}
 	if got := serveAll(t, f2, t0); len(got) != 3 {
 		t.Errorf("after reopen served %v", got)
+	}
+}
+
+// servedPaths serves everything and returns each URI's hops, redirects and
+// QFReextract flag as served, in serving order.
+func servedPaths(t *testing.T, f *Frontier) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for i := 0; i < 1000; i++ {
+		fe, ok, _ := f.Next(t0)
+		if !ok {
+			return out
+		}
+		k := short([]string{fe.URI})[0]
+		out[k] = append(out[k], fmt.Sprintf("h%d r%d re=%v", fe.Hops, fe.Redirects, fe.QueueFlags&QFReextract != 0))
+		if err := f.Done(fe, Result{Outcome: Fetched}, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("no end")
+	return nil
+}
+
+// TestShorterPathRedirects: the redirect count of a URI is the minimum
+// over its paths too (crawlmode FULL and DEPTH), a path shorter in one
+// measure and longer in the other changes nothing, and a URI served
+// already is queued again flagged QFReextract.
+func TestShorterPathRedirects(t *testing.T) {
+	e := func(name string, hops, redirects int) Entry {
+		return Entry{URI: "http://a/" + name, Site: "a", Hops: hops, Redirects: redirects}
+	}
+	for _, tc := range []struct {
+		name     string
+		maxHops  int
+		adds     [][]Entry
+		serveMid bool
+		want     map[string][]string
+	}{
+		{name: "FULL: fewer redirects rewrite the queued entry", maxHops: -1,
+			adds: [][]Entry{{e("x", 1, 3)}, {e("x", 5, 1)}},
+			want: map[string][]string{"x": {"h5 r1 re=false"}}},
+		{name: "DEPTH: fewer redirects, same hops", maxHops: 5,
+			adds: [][]Entry{{e("x", 2, 3)}, {e("x", 2, 1)}},
+			want: map[string][]string{"x": {"h2 r1 re=false"}}},
+		{name: "DEPTH: fewer hops but more redirects is not shorter", maxHops: 5,
+			adds: [][]Entry{{e("x", 3, 0)}, {e("x", 1, 2)}},
+			want: map[string][]string{"x": {"h3 r0 re=false"}}},
+		{name: "same call keeps the fewest redirects", maxHops: -1,
+			adds: [][]Entry{{e("x", 0, 4), e("x", 0, 2), e("x", 0, 3)}},
+			want: map[string][]string{"x": {"h0 r2 re=false"}}},
+		{name: "served URI queued again for re-extraction", maxHops: -1, serveMid: true,
+			adds: [][]Entry{{e("x", 0, 3)}, {e("x", 0, 1), e("x", 0, 2)}},
+			want: map[string][]string{"x": {"h0 r3 re=false", "h0 r1 re=true"}}},
+		{name: "served URI at a shorter depth", maxHops: 3, serveMid: true,
+			adds: [][]Entry{{e("x", 3, 0)}, {e("x", 1, 0)}},
+			want: map[string][]string{"x": {"h3 r0 re=false", "h1 r0 re=true"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.MaxHops = tc.maxHops
+			cfg.HeadSize = 1
+			f, _ := newFrontier(t, cfg)
+			got := map[string][]string{}
+			for i, es := range tc.adds {
+				mustAdd(t, f, t0, es...)
+				if tc.serveMid && i == 0 {
+					for k, v := range servedPaths(t, f) {
+						got[k] = append(got[k], v...)
+					}
+				}
+			}
+			for k, v := range servedPaths(t, f) {
+				got[k] = append(got[k], v...)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("served (-want +got):\n%s", d)
+			}
+		})
 	}
 }

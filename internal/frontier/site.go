@@ -66,6 +66,12 @@ type site struct {
 	blockedUntil time.Time
 	crawlDelay   time.Duration
 
+	// the site's own delay and max_doc (Config.SiteDelay, SiteMaxDoc),
+	// looked up once
+	own       bool
+	ownDelay  time.Duration
+	ownMaxDoc int
+
 	// scheduling bookkeeping
 	waitVer, readyVer, timerVer uint64
 	inReady, inTimer            bool

@@ -53,7 +53,7 @@ func slotAt(slots []DelaySlot, t time.Time) (DelaySlot, time.Time, bool) {
 // every slot) and reports whether the slot suspends crawling, and until
 // when.
 func (f *Frontier) applySlot(now time.Time) (suspended bool, until time.Time) {
-	f.curDelay = f.cfg.Delay
+	f.curDelay, f.inSlot = f.cfg.Delay, false
 	if len(f.cfg.Slots) == 0 {
 		return false, time.Time{}
 	}
@@ -64,7 +64,7 @@ func (f *Frontier) applySlot(now time.Time) (suspended bool, until time.Time) {
 	if s.Suspend {
 		return true, end
 	}
-	f.curDelay = s.Delay
+	f.curDelay, f.inSlot = s.Delay, true
 	return false, time.Time{}
 }
 

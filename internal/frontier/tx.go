@@ -126,10 +126,10 @@ type cand struct {
 // seen-set is checked in one sorted pass over the disk (DRUM-like), behind
 // a Bloom filter that lets certainly new URIs skip the disk.
 //
-// Under crawlmode DEPTH a URI's depth is the minimum over every path that
-// leads to it: an entry for a URI already seen this cycle with fewer hops
-// than recorded lowers the depth of the queued entry in place, or, when
-// that entry was already served, queues the URI again (AddResult.Shorter).
+// A URI's depth is the shortest path that leads to it: an entry for a URI
+// already seen this cycle by a shorter path (shorter) lowers the hops and
+// redirects of the queued entry in place, or, when that entry was already
+// served, queues the URI again flagged QFReextract (AddResult.Shorter).
 func (tx *Tx) Add(entries ...Entry) (AddResult, error) {
 	f := tx.f
 	var res AddResult
@@ -167,14 +167,14 @@ func (tx *Tx) Add(entries ...Entry) (AddResult, error) {
 		}
 		if j, ok := local[e.URI]; ok {
 			// The same URI twice in one call: keep the shortest path.
-			if c := &cands[j]; depth && e.Hops < c.e.Hops {
-				c.e.Hops, c.e.Referrer, c.e.Extra = e.Hops, e.Referrer, e.Extra
+			if c := &cands[j]; f.shorter(e.Hops, e.Redirects, c.e.Hops, c.e.Redirects) {
+				c.e.Hops, c.e.Redirects, c.e.Referrer, c.e.Extra = e.Hops, e.Redirects, e.Referrer, e.Extra
 			}
 			res.Duplicate++
 			continue
 		}
 		if k, ok := tx.seen[e.URI]; ok {
-			if k >= 0 && depth && e.Hops < tx.ops[k].e.Hops {
+			if k >= 0 && f.shorter(e.Hops, e.Redirects, tx.ops[k].e.Hops, tx.ops[k].e.Redirects) {
 				if err := tx.lower(k, e); err != nil {
 					return res, err
 				}
@@ -289,7 +289,7 @@ func (tx *Tx) checkSeen(cands []cand, n int) error {
 			c.dup = true // adaptive: a known URI is revisited by its score (adaptive.go)
 		case !ok || sv.cycle < st.cycle:
 			c.keep = true // seen in an earlier cycle
-		case f.cfg.MaxHops >= 0 && sv.full && c.e.Hops < sv.hops:
+		case sv.full && f.shorter(c.e.Hops, c.e.Redirects, sv.hops, sv.redirects):
 			c.shorter, c.old = true, sv
 		default:
 			c.dup = true
@@ -330,14 +330,25 @@ func (f *Frontier) cachedDup(e *Entry) bool {
 	if st == nil || int64(v.cycle) < st.cycle {
 		return false
 	}
-	return !(f.cfg.MaxHops >= 0 && v.full && e.Hops < int(v.hops))
+	return !(v.full && f.shorter(e.Hops, e.Redirects, int(v.hops), int(v.redirects)))
+}
+
+// shorter reports whether a path of hops and redirects is shorter than
+// one of oldHops and oldRedirects: no longer in either measure and shorter
+// in one (hops count only under crawlmode DEPTH). Paths neither of which
+// is shorter keep the first (see docs/decisions.md).
+func (f *Frontier) shorter(hops, redirects, oldHops, oldRedirects int) bool {
+	if f.cfg.MaxHops < 0 {
+		return redirects < oldRedirects
+	}
+	return hops <= oldHops && redirects <= oldRedirects && (hops < oldHops || redirects < oldRedirects)
 }
 
 // lower gives the entry queued by ops[k] in this transaction the shorter
 // path of e.
 func (tx *Tx) lower(k int, e *Entry) error {
 	op := &tx.ops[k]
-	op.e.Hops, op.e.Referrer, op.e.Extra = e.Hops, e.Referrer, e.Extra
+	op.e.Hops, op.e.Redirects, op.e.Referrer, op.e.Extra = e.Hops, e.Redirects, e.Referrer, e.Extra
 	return tx.writeQueued(op)
 }
 
@@ -348,7 +359,7 @@ func (tx *Tx) writeQueued(op *txOp) error {
 		return err
 	}
 	if f.cfg.WQFilter {
-		v := appendSeen(make([]byte, 0, 24), seenValue{cycle: op.st.cycle, hops: op.e.Hops, class: op.class, seq: op.seq})
+		v := appendSeen(make([]byte, 0, 24), seenValue{cycle: op.st.cycle, hops: op.e.Hops, class: op.class, seq: op.seq, redirects: op.e.Redirects})
 		if err := tx.b.SetRaw(store.SpaceSeen, f.seenKey(op.e.URI), v); err != nil {
 			return err
 		}
@@ -362,7 +373,8 @@ func (tx *Tx) writeQueued(op *txOp) error {
 
 // shorten handles a shorter path to a URI seen this cycle: its queued entry
 // gets the new depth in place; if it was served already (or is in flight)
-// the URI is queued again.
+// the URI is queued again, flagged QFReextract so that the driver takes its
+// links again from what it stored instead of fetching it again.
 func (tx *Tx) shorten(c *cand) error {
 	f := tx.f
 	st, err := f.getSite(c.e.Site)
@@ -378,7 +390,7 @@ func (tx *Tx) shorten(c *cand) error {
 		if ok {
 			old, class, fresh, err := decodeQueued(v)
 			if err == nil && old.URI == c.e.URI && class == o.class {
-				old.Hops, old.Referrer, old.Extra = c.e.Hops, c.e.Referrer, c.e.Extra
+				old.Hops, old.Redirects, old.Referrer, old.Extra = c.e.Hops, c.e.Redirects, c.e.Referrer, c.e.Extra
 				tx.ops = append(tx.ops, txOp{kind: opUpdate, st: st, class: class, seq: o.seq, fresh: fresh, e: old})
 				tx.seen[old.URI] = len(tx.ops) - 1
 				tx.touched[st] = true
@@ -386,7 +398,9 @@ func (tx *Tx) shorten(c *cand) error {
 			}
 		}
 	}
-	return tx.queue(c.e, false)
+	e := c.e
+	e.QueueFlags |= QFReextract
+	return tx.queue(e, false)
 }
 
 // queue writes one entry (no filters). fresh says the seen-set had no

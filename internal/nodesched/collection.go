@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -26,6 +27,11 @@ type Settings struct {
 	Name   string
 	Config *config.Collection
 	Eff    *config.Effective
+	// Sub names the crawl subcollection these settings are of ("" for the
+	// collection's); Subs are the collection's subcollections in document
+	// order (For picks one per URI).
+	Sub  string
+	Subs []*SubSettings
 
 	Filter         *filter.Filter
 	Normalizer     urls.Normalizer
@@ -42,7 +48,7 @@ type Settings struct {
 	Kinds                              extract.KindSet
 	AllowedTypes, URISearchMIME        []string
 	ExtractLinksFromDupes              bool
-	NearDuplicates                     bool           // near_duplicate_detection asked (not honoured; see docs/decisions.md)
+	NearDuplicates                     bool           // near_duplicate_detection: band keys (extract.NearKeys) instead of the exact checksum decide duplicates
 	Access                             *Access        // cookies, credentials, proxies, client certificate, FTP, logins (access.go)
 	Feeds                              *Feeds         // sitemaps and RSS (extras.go)
 	Score                              *adaptiveScore // adaptive refresh ranking (sitemaps.go)
@@ -88,9 +94,129 @@ type Env struct {
 	TLSConfig *tls.Config
 }
 
-// Compile builds the Settings of collection c for node env.NodeID.
+// SubSettings is a crawl subcollection (SubDomain, MS-FSCCFG 2.2.4.33 and
+// 2.2.5) compiled: the URIs its own include and exclude rules contain are
+// crawled with its Settings (the subcollection's parameters over the
+// collection's; the Node element still wins).
+type SubSettings struct {
+	// URIs matches a URI against all four rule sets of the subcollection;
+	// Sites matches a site against its domain rules only (nil when it has
+	// none), for what is decided per site: max_doc, which the spec exempts
+	// from include_uris and exclude_uris, and the frontier's delay.
+	URIs, Sites *filter.Filter
+	*Settings
+}
+
+// For returns the settings of uri: those of the first subcollection (in
+// document order) whose rules contain it, else s.
+func (s *Settings) For(uri string) *Settings {
+	for _, sub := range s.Subs {
+		if ok, _ := sub.URIs.Allowed(uri, netip.Addr{}); ok {
+			return sub.Settings
+		}
+	}
+	return s
+}
+
+// Compile builds the Settings of collection c for node env.NodeID, with
+// those of its subcollections.
 func Compile(c *config.Collection, env Env) (*Settings, error) {
-	eff := c.Effective("", env.NodeID)
+	s, err := compileEff(c, c.Effective("", env.NodeID), env)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.SubCollections) == 0 {
+		return s, nil
+	}
+	seen := map[string]bool{}
+	for _, u := range s.StartURIs {
+		seen[u] = true
+	}
+	for _, sc := range c.SubCollections {
+		sub, err := compileEff(c, c.Effective(sc.Name, env.NodeID), env)
+		if err != nil {
+			return nil, fmt.Errorf("%w (subcollection %s)", err, sc.Name)
+		}
+		sub.Sub = sc.Name // its own robots.txt cache: fetched with its headers
+		scope := c.SubScope(sc)
+		ss := &SubSettings{Settings: sub}
+		if ss.URIs, err = scope.Filter(); err != nil {
+			return nil, fmt.Errorf("nodesched: collection %s: subcollection %s: %w", c.Name, sc.Name, err)
+		}
+		if scope.IncludeDomains.Present || scope.ExcludeDomains.Present {
+			scope.IncludeURIs, scope.ExcludeURIs = config.RuleSet{}, config.RuleSet{}
+			if ss.Sites, err = scope.Filter(); err != nil {
+				return nil, fmt.Errorf("nodesched: collection %s: subcollection %s: %w", c.Name, sc.Name, err)
+			}
+		}
+		s.Subs = append(s.Subs, ss)
+		for _, u := range sub.StartURIs {
+			if !seen[u] {
+				seen[u] = true
+				s.StartURIs = append(s.StartURIs, u)
+			}
+		}
+		// The frontier keeps the widest depth; the node scheduler applies
+		// each subcollection's own (Settings.depthFor).
+		if sub.Depth < 0 || s.Frontier.MaxHops < 0 {
+			s.Frontier.MaxHops = -1
+		} else {
+			s.Frontier.MaxHops = max(s.Frontier.MaxHops, sub.Depth)
+		}
+	}
+	s.Frontier.SiteDelay = s.siteDelay
+	s.Frontier.SiteMaxDoc = s.siteMaxDoc
+	return s, nil
+}
+
+// siteCovered reports whether a subcollection may hold URIs of site: its
+// domain rules allow the site, or it has none.
+func (sub *SubSettings) siteCovered(site string) bool {
+	if sub.Sites == nil {
+		return true
+	}
+	ok, _ := sub.Sites.Allowed("http://"+site+"/", netip.Addr{})
+	return ok
+}
+
+// siteDelay is the frontier's delay for site: the smallest delay of the
+// collection and of the subcollections that may hold URIs of the site.
+// Each request still waits its own URI's delay in the pipeline's pacer.
+func (s *Settings) siteDelay(site string) time.Duration {
+	d := s.Delay
+	for _, sub := range s.Subs {
+		if sub.Delay < d && sub.siteCovered(site) {
+			d = sub.Delay
+		}
+	}
+	return d
+}
+
+// siteMaxDoc is max_doc for site: that of the first subcollection whose
+// domain rules allow the site (include_uris and exclude_uris do not count
+// for max_doc, MS-FSCCFG 2.2.4.33), else the collection's.
+func (s *Settings) siteMaxDoc(site string) int {
+	for _, sub := range s.Subs {
+		if sub.Sites != nil && sub.siteCovered(site) {
+			return sub.Frontier.MaxDoc
+		}
+	}
+	return s.Frontier.MaxDoc
+}
+
+// tooDeep reports whether a link of hops is beyond the crawlmode depth of
+// the settings its URI falls under (the frontier keeps only the widest).
+func (s *Settings) tooDeep(uri string, hops int) bool {
+	if len(s.Subs) == 0 {
+		return false
+	}
+	d := s.For(uri).Depth
+	return d >= 0 && hops > d
+}
+
+// compileEff builds the Settings of c under eff (the collection's or a
+// subcollection's layers).
+func compileEff(c *config.Collection, eff *config.Effective, env Env) (*Settings, error) {
 	s := &Settings{Name: c.Name, Config: c, Eff: eff}
 	var err error
 	if s.Filter, err = eff.Scope().Filter(); err != nil {
@@ -281,5 +407,14 @@ func ppdupSection(c *config.Collection) cmt.Collection {
 func (s *Settings) withFreshRobots() *Settings {
 	ns := *s
 	ns.RobotsCache = robots.NewCache(s.robotsOpts)
+	ns.Subs = make([]*SubSettings, len(s.Subs))
+	for i, sub := range s.Subs {
+		nsub := *sub
+		nsub.Settings = sub.withFreshRobots()
+		ns.Subs[i] = &nsub
+	}
+	if len(ns.Subs) > 0 {
+		ns.Frontier.SiteDelay, ns.Frontier.SiteMaxDoc = ns.siteDelay, ns.siteMaxDoc
+	}
 	return &ns
 }

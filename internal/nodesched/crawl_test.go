@@ -41,8 +41,12 @@ type crawlRun struct {
 }
 
 func runCrawl(t testing.TB, farm *webfarm.Farm, dir string, delay float64, timeout int) *crawlRun {
-	crawl := farm.DefaultCrawl()
-	col := farmCollection(t, farm, crawl, webfarm.XMLOptions{Collection: "farm", Delay: delay, FetchTimeout: timeout})
+	return runCrawlWith(t, farm, dir, farm.DefaultCrawl(), webfarm.XMLOptions{Collection: "farm", Delay: delay, FetchTimeout: timeout})
+}
+
+// runCrawlWith crawls farm under crawl written with opt (collection "farm").
+func runCrawlWith(t testing.TB, farm *webfarm.Farm, dir string, crawl webfarm.Crawl, opt webfarm.XMLOptions) *crawlRun {
+	col := farmCollection(t, farm, crawl, opt)
 	st, err := store.Open(dir, store.Options{})
 	if err != nil {
 		t.Fatal(err)

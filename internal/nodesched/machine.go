@@ -84,6 +84,9 @@ type Machine struct {
 	rr    int
 
 	out []Output
+	// ready are deferred re-extraction jobs released by Complete, served
+	// first by Next.
+	ready []*Job
 	// stepFeed holds the content operations of the step being committed.
 	stepFeed feedOps
 
@@ -142,6 +145,11 @@ type collection struct {
 	reproc   []Reprocess
 	quar     map[string]time.Time
 	inflight map[string]int // site -> fetches out
+	// flying counts the jobs out per URI; deferred holds a QFReextract
+	// job whose URI was out when it was served, until that job completes
+	// (then it reads the stored result instead of fetching again).
+	flying   map[string]int
+	deferred map[string]*Job
 	stats    Counters
 	reported Counters
 	// sites are the counters by crawl site (the same names as stats; every
@@ -348,7 +356,7 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 		return fmt.Errorf("nodesched: collection %s: %w", cc.Name, err)
 	}
 	c := &collection{s: s, gen: 1, front: f, state: cmt.StateActive, quar: map[string]time.Time{},
-		inflight: map[string]int{}, stats: Counters{}, reported: Counters{},
+		inflight: map[string]int{}, flying: map[string]int{}, deferred: map[string]*Job{}, stats: Counters{}, reported: Counters{},
 		sites: map[string]Counters{}, reportedSites: map[string]Counters{}}
 	m.colls[cc.Name] = c
 	m.order = append(m.order, cc.Name)
@@ -379,6 +387,7 @@ func (m *Machine) updateCollection(c *collection, cc *config.Collection, now tim
 	c.s, c.front = s, f
 	c.gen++
 	c.inflight = map[string]int{}
+	c.flying, c.deferred = map[string]int{}, map[string]*Job{}
 	if s.UseDupServers {
 		for i := range m.ds {
 			m.setConfig(i, c)
@@ -449,6 +458,10 @@ func (m *Machine) addLinks(c *collection, now time.Time, links []Link, tx *front
 	}
 	var own []frontier.Entry
 	for _, l := range links {
+		if c.s.tooDeep(l.URI, l.Hops) {
+			c.count("too_deep", 1) // beyond its subcollection's crawlmode depth
+			continue
+		}
 		if refSite != "" {
 			if l.Site == refSite {
 				c.count("links_local", 1)
@@ -457,7 +470,7 @@ func (m *Machine) addLinks(c *collection, now time.Time, links []Link, tx *front
 			}
 		}
 		if o, _ := m.route(c.s.Name, l.Site); o {
-			own = append(own, frontier.Entry{URI: l.URI, Site: l.Site, Referrer: referrer, Hops: l.Hops,
+			own = append(own, frontier.Entry{URI: l.URI, Site: l.Site, Referrer: referrer, Hops: l.Hops, Redirects: l.Redirects,
 				URIFlags: l.Flags, Extra: encodeMeta(entryMeta{Redirects: l.Redirects, Flags: l.Meta, OffLang: l.OffLang})})
 			continue
 		}
@@ -563,7 +576,11 @@ func (m *Machine) entryFromWire(c *collection, e *cmt.Entry, urgent bool) (front
 			meta.OffLang = int(max(0, min(x.Value.Int, 1<<20)))
 		}
 	}
-	fe.Extra = encodeMeta(meta)
+	fe.Extra, fe.Redirects = encodeMeta(meta), meta.Redirects
+	if c.s.tooDeep(fe.URI, fe.Hops) {
+		c.count("too_deep", 1)
+		return frontier.Entry{}, false
+	}
 	if urgent {
 		fe.QueueFlags |= frontier.QFUrgent | frontier.QFPrepend
 	}
@@ -946,13 +963,7 @@ func (m *Machine) deleteList(c *collection, site string, uris []string, wholeSit
 			continue
 		}
 		if rec.HasChecksum {
-			_ = b.RemoveChecksumURI(c.s.Name, rec.Checksum, uri)
-			if owner, ok, _ := m.st.ChecksumOwner(c.s.Name, rec.Checksum); ok && owner == uri {
-				_ = b.DeleteChecksumOwner(c.s.Name, rec.Checksum)
-				if c.s.UseDupServers && len(m.ds) > 0 {
-					m.send(m.dsFor(rec.Checksum), &cmt.PPDUPRemove{Collection: c.s.Name, NodeID: m.cfg.NodeID, URI: uri, Checksum: cmt.Checksum(rec.Checksum)})
-				}
-			}
+			_ = m.forgetKeys(c, b, uri, m.dupKeys(c, uri, rec.Checksum, rec.ContentType))
 		}
 		if err := b.DeleteURI(c.s.Name, site, uri); err != nil {
 			tx.Discard()

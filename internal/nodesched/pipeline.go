@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"net/http"
 	"net/http/httptrace"
 	"net/netip"
 	"net/url"
@@ -126,10 +127,14 @@ type Outcome struct {
 	Truncated    bool
 	Checksum     [16]byte
 	HasChecksum  bool
-	NoIndex      bool
-	NoFollow     bool
-	Location     string // normalized redirect target (HTTP 3xx or meta refresh redirect)
-	Links        []Link
+	// NearKeys are the near-duplicate band keys of an HTML document under
+	// near_duplicate_detection (nil otherwise): they, not Checksum, go to
+	// the duplicate servers; Checksum still tells a changed document.
+	NearKeys [][16]byte
+	NoIndex  bool
+	NoFollow bool
+	Location string // normalized redirect target (HTTP 3xx or meta refresh redirect)
+	Links    []Link
 	// SitemapEntries are the changefreq and priority a sitemap step read
 	// (sitemaps.go).
 	SitemapEntries []SitemapEntry
@@ -148,6 +153,11 @@ type Outcome struct {
 	Language string
 	Unwanted string
 	Mirrors  map[string]string
+	// Reextracted is set when no request was made because a shorter path
+	// reached a URI fetched earlier in this cycle (frontier.QFReextract):
+	// the links come again, at the new depth, from the stored document or
+	// redirect target.
+	Reextracted bool
 }
 
 // Pipeline runs crawl steps: robots.txt, politeness pacing, the fetch, link
@@ -421,6 +431,9 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 	if s.Score != nil {
 		s.Score.bind(j.Store)
 	}
+	if j.Fetch.QueueFlags&frontier.QFReextract != 0 && p.reextract(ctx, out, u) {
+		return out
+	}
 	delay := s.delayAt(p.Now())
 	if s.FetchRobots && u.Scheme != "ftp" {
 		rules, fresh, err := p.robotsFor(ctx, j)
@@ -460,6 +473,62 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 	if tr != nil {
 		p.record(tr, j, j.Fetch.URI, false, delay)
 	}
+	return p.process(ctx, out, u, resp, err)
+}
+
+// reextract serves an entry queued again by a shorter path without a
+// request when the URI was fetched earlier in the same cycle: a redirect
+// is followed again from its stored target, a document's links are taken
+// again from its stored body (as after a 304), and a URI whose fetch gave
+// no links (an error, an excluded type) gives none again. It reports false
+// when nothing usable is stored (the fetch of the longer path is still in
+// flight): then the URI is fetched.
+func (p *Pipeline) reextract(ctx context.Context, out *Outcome, u *url.URL) bool {
+	j := out.Job
+	prev := j.Prev
+	if prev == nil || prev.LastFetched.IsZero() || prev.LastFetchedCycle != j.Fetch.Cycle {
+		return false
+	}
+	switch prev.Status {
+	case store.StatusRedirect:
+		if prev.Location == "" {
+			return false
+		}
+		out.Reextracted = true
+		flag := uint32(cmt.URIFRedirect302)
+		switch {
+		case prev.HTTPCode == 200:
+			flag = uint32(cmt.URIFMetaRefresh)
+		case prev.HTTPCode == 300:
+			flag = uint32(cmt.URIFRedirect300)
+		case prev.HTTPCode == 301 || prev.HTTPCode == 308:
+			flag = uint32(cmt.URIFRedirect301)
+		}
+		p.redirect(out, u, prev.Location, j.Fetch.Hops, j.Meta.Redirects, flag)
+		return true
+	case store.StatusFetched, store.StatusNotModified, store.StatusDuplicate:
+		body, ok, err := j.Store.Document(j.S.Name, j.Fetch.URI)
+		if err != nil || !ok {
+			return false
+		}
+		out.Reextracted = true
+		p.process(ctx, out, u, &fetch.Response{URL: j.Fetch.URI, Status: http.StatusNotModified, NotModified: true, Body: body,
+			ContentType: prev.ContentType, Header: http.Header{"Content-Type": {prev.ContentType}}}, nil)
+		return true
+	case store.StatusError, store.StatusExcluded, store.StatusDeleted:
+		// Fetched in this cycle without links to follow (an error, a
+		// type or size decision): a shorter path changes nothing, and a
+		// second request in the same cycle is http_errors' business.
+		out.Reextracted = true
+		return true
+	}
+	return false
+}
+
+// process turns a response (or a fetch error) into the outcome's
+// document, checksum and links.
+func (p *Pipeline) process(ctx context.Context, out *Outcome, u *url.URL, resp *fetch.Response, err error) *Outcome {
+	j, s := out.Job, out.Job.S
 	if resp != nil {
 		out.Status = resp.Status
 		out.ContentType = resp.ContentType
@@ -530,6 +599,9 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 	res := extract.Extract(body, extract.Options{Kinds: s.Kinds, AgentName: s.AgentToken, ContentType: resp.Header.Get("Content-Type")})
 	if !out.HasChecksum || !resp.NotModified {
 		out.Checksum, out.HasChecksum = extract.Checksum(res, s.UseMetaCsum, s.CsumCutOff), true
+	}
+	if s.NearDuplicates {
+		out.NearKeys = extract.NearKeys(res, s.UseMetaCsum, s.CsumCutOff)
 	}
 	if s.CheckMetaRobots {
 		out.NoIndex, out.NoFollow = res.Robots.NoIndex, res.Robots.NoFollow

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/extract"
 	"github.com/trawl/trawl/internal/fetch"
 	"github.com/trawl/trawl/internal/frontier"
 	"github.com/trawl/trawl/internal/marshal"
@@ -194,6 +195,17 @@ func (m *Machine) reportStats(c *collection) {
 // can help).
 func (m *Machine) Next(now time.Time) (job *Job, ok bool, wake time.Time) {
 	m.now = now
+	for len(m.ready) > 0 {
+		j := m.ready[0]
+		m.ready = m.ready[1:]
+		if c := m.colls[j.S.Name]; c != nil && c.gen == j.Gen {
+			c.flying[j.Fetch.URI]++
+			if rec, ok, err := m.st.URI(c.s.Name, j.Fetch.URI); err == nil && ok {
+				j.Prev = rec
+			}
+			return j, true, time.Time{}
+		}
+	}
 	n := len(m.order)
 	for i := 0; i < n; i++ {
 		c := m.colls[m.order[(m.rr+i)%n]]
@@ -210,7 +222,7 @@ func (m *Machine) Next(now time.Time) (job *Job, ok bool, wake time.Time) {
 			continue
 		}
 		c.inflight[fe.Site]++
-		j := &Job{S: c.s, Gen: c.gen, Fetch: fe, Meta: decodeMeta(fe.Extra), Store: m.st}
+		j := &Job{S: c.s.For(fe.URI), Gen: c.gen, Fetch: fe, Meta: decodeMeta(fe.Extra), Store: m.st}
 		// A fresh URI (never queued before) has no record: skip the lookup.
 		if !fe.Fresh {
 			if rec, ok, err := m.st.URI(c.s.Name, fe.URI); err == nil && ok {
@@ -220,6 +232,11 @@ func (m *Machine) Next(now time.Time) (job *Job, ok bool, wake time.Time) {
 		if m.skipRefreshOnly(c, fe, j.Prev != nil, now) {
 			goto again
 		}
+		if fe.QueueFlags&frontier.QFReextract != 0 && c.flying[fe.URI] > 0 && c.deferred[fe.URI] == nil {
+			c.deferred[fe.URI] = j // wait for the fetch of the longer path
+			goto again
+		}
+		c.flying[fe.URI]++
 		m.rr = (m.rr + i + 1) % n
 		return j, true, time.Time{}
 	}
@@ -243,6 +260,13 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 	if c.inflight[j.Fetch.Site]--; c.inflight[j.Fetch.Site] <= 0 {
 		delete(c.inflight, j.Fetch.Site)
 	}
+	if c.flying[j.Fetch.URI]--; c.flying[j.Fetch.URI] <= 0 {
+		delete(c.flying, j.Fetch.URI)
+		if d := c.deferred[j.Fetch.URI]; d != nil {
+			delete(c.deferred, j.Fetch.URI)
+			m.ready = append(m.ready, d) // after this step is committed
+		}
+	}
 	c.setCur(j.Fetch.Site)
 	defer c.clearCur()
 	if o.RobotsFresh {
@@ -260,7 +284,7 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	var ppdup *cmt.PPDUPAdd
+	var ppdup []*cmt.PPDUPAdd
 	res, links, err := m.record(c, tx, o, now, &ppdup)
 	if err != nil {
 		tx.Discard()
@@ -282,8 +306,8 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 		return err
 	}
 	m.pump(c)
-	if ppdup != nil {
-		m.send(m.dsFor(ppdup.Checksum), ppdup)
+	for _, a := range ppdup {
+		m.send(m.dsFor(a.Checksum), a)
 	}
 	if err := m.flushSendLinks(now); err != nil {
 		return err
@@ -302,7 +326,7 @@ func (m *Machine) dsFor(cs cmt.Checksum) Peer {
 
 // record writes the URI record and document of a step into the batch and
 // returns what the frontier needs and the links to queue.
-func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Time, ppdup **cmt.PPDUPAdd) (frontier.Result, []Link, error) {
+func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Time, ppdup *[]*cmt.PPDUPAdd) (frontier.Result, []Link, error) {
 	j, s, b := o.Job, o.Job.S, tx.Batch()
 	name := s.Name
 	m.stepFeed = nil
@@ -345,6 +369,15 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 		// Shutting down: the entry stays queued (no Done would be right, but
 		// the step must end; Skipped leaves no trace in the store).
 		return frontier.Result{Outcome: frontier.Skipped}, links, errStopped
+	}
+	if o.Reextracted {
+		// A shorter path to a URI fetched earlier in this cycle: its links
+		// go again at the new depth; nothing was fetched.
+		c.count("reextracted", 1)
+		if err := b.PutURI(name, rec); err != nil {
+			return frontier.Result{}, nil, err
+		}
+		return frontier.Result{Outcome: frontier.Skipped}, append(links, o.Links...), nil
 	}
 	rec.LastFetched = now
 	rec.LastFetchedCycle = j.Fetch.Cycle
@@ -435,7 +468,7 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 
 func urlSite(u *url.URL) string { return u.Host }
 
-func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRecord, o *Outcome, now time.Time, result *frontier.Result, ppdup **cmt.PPDUPAdd) error {
+func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRecord, o *Outcome, now time.Time, result *frontier.Result, ppdup *[]*cmt.PPDUPAdd) error {
 	s, name := o.Job.S, o.Job.S.Name
 	old, hadOld := rec.Checksum, rec.HasChecksum && o.Job.Prev != nil && o.Job.Prev.LastFetched.After(time.Time{})
 	rec.ErrorCount = 0
@@ -483,43 +516,48 @@ func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRec
 		rec.LastChanged = now
 	}
 	if hadOld && changed {
-		if err := b.RemoveChecksumURI(name, old, rec.URI); err != nil {
+		oldKeys := m.dupKeys(c, rec.URI, old, o.Job.Prev.ContentType)
+		if err := m.forgetKeys(c, b, rec.URI, oldKeys); err != nil {
 			return err
-		}
-		if owner, ok, err := m.st.ChecksumOwner(name, old); err == nil && ok && owner == rec.URI {
-			if err := b.DeleteChecksumOwner(name, old); err != nil {
-				return err
-			}
-			if s.UseDupServers && len(m.ds) > 0 {
-				m.send(m.dsFor(cmt.Checksum(old)), &cmt.PPDUPRemove{Collection: name, NodeID: m.cfg.NodeID, URI: rec.URI, Checksum: cmt.Checksum(old)})
-			}
 		}
 	}
 	rec.Checksum, rec.HasChecksum = o.Checksum, o.HasChecksum
 	rec.Status = store.StatusFetched
 	rec.Owner = ""
 	if o.HasChecksum {
-		if err := b.AddChecksumURI(name, o.Checksum, rec.URI); err != nil {
-			return err
+		// The keys that decide duplicates: the checksum, or the band keys
+		// under near_duplicate_detection (a duplicate shares any one).
+		keys := [][16]byte{o.Checksum}
+		if len(o.NearKeys) > 0 {
+			keys = o.NearKeys
 		}
-		if s.UseDupServers && len(m.ds) > 0 {
-			*ppdup = &cmt.PPDUPAdd{Collection: name, NodeID: m.cfg.NodeID, URI: rec.URI, Checksum: cmt.Checksum(o.Checksum)}
-		} else {
-			owner, ok, err := m.st.ChecksumOwner(name, o.Checksum)
-			if err != nil {
+		for _, k := range keys {
+			if err := b.AddChecksumURI(name, k, rec.URI); err != nil {
 				return err
 			}
-			if ok && owner != rec.URI {
-				if _, alive, _ := m.st.URI(name, owner); alive {
-					rec.Status, rec.Owner = store.StatusDuplicate, owner
-					c.count("duplicates", 1)
-				} else {
-					ok = false
-				}
+		}
+		if s.UseDupServers && len(m.ds) > 0 {
+			for _, k := range keys {
+				*ppdup = append(*ppdup, &cmt.PPDUPAdd{Collection: name, NodeID: m.cfg.NodeID, URI: rec.URI, Checksum: cmt.Checksum(k)})
 			}
-			if !ok {
-				if err := b.PutChecksumOwner(name, o.Checksum, rec.URI); err != nil {
+		} else {
+			for _, k := range keys {
+				owner, ok, err := m.st.ChecksumOwner(name, k)
+				if err != nil {
 					return err
+				}
+				if ok && owner != rec.URI {
+					if _, alive, _ := m.st.URI(name, owner); !alive {
+						ok = false
+					} else if rec.Status != store.StatusDuplicate {
+						rec.Status, rec.Owner = store.StatusDuplicate, owner
+						c.count("duplicates", 1)
+					}
+				}
+				if !ok {
+					if err := b.PutChecksumOwner(name, k, rec.URI); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -544,15 +582,24 @@ func (m *Machine) addOK(c *collection, x *cmt.PPDUPAddOK, now time.Time) error {
 	if owner == "" {
 		owner = x.URI
 	}
+	// Under near_duplicate_detection the answer is about one band key
+	// (echoed in PKT_CSUM): owning one band does not undo a duplicate
+	// found through another; a refetch starts the document afresh.
+	key, band := rec.Checksum, c.s.NearDuplicates && x.Checksum != (cmt.Checksum{}) && [16]byte(x.Checksum) != rec.Checksum
+	if band {
+		key = [16]byte(x.Checksum)
+	}
 	b := m.st.NewBatch()
 	if owner == x.URI {
-		if err := b.PutChecksumOwner(c.s.Name, rec.Checksum, x.URI); err != nil {
+		if err := b.PutChecksumOwner(c.s.Name, key, x.URI); err != nil {
 			b.Discard()
 			return err
 		}
-		if rec.Status == store.StatusDuplicate {
+		if rec.Status == store.StatusDuplicate && !band {
 			rec.Status, rec.Owner = store.StatusFetched, ""
 		}
+	} else if band && rec.Status == store.StatusDuplicate {
+		// already a duplicate through an earlier band: its owner stays
 	} else if rec.Status != store.StatusDuplicate || rec.Owner != owner {
 		rec.Status, rec.Owner = store.StatusDuplicate, owner
 		c.setCur(rec.Site)
@@ -578,9 +625,13 @@ func (m *Machine) removeOK(c *collection, x *cmt.PPDUPRemoveOK) error {
 		return err
 	}
 	b := m.st.NewBatch()
+	key := rec.Checksum
+	if x.Checksum != (cmt.Checksum{}) {
+		key = [16]byte(x.Checksum) // a band key under near_duplicate_detection
+	}
 	if ok && rec.HasChecksum {
-		if owner, has, _ := m.st.ChecksumOwner(c.s.Name, rec.Checksum); has && owner == x.URI {
-			if err := b.DeleteChecksumOwner(c.s.Name, rec.Checksum); err != nil {
+		if owner, has, _ := m.st.ChecksumOwner(c.s.Name, key); has && owner == x.URI {
+			if err := b.DeleteChecksumOwner(c.s.Name, key); err != nil {
 				b.Discard()
 				return err
 			}
@@ -608,6 +659,43 @@ func (m *Machine) promote(c *collection, x *cmt.PPDUPPromoteReq, now time.Time) 
 		return nil
 	}
 	return m.addLinks(c, now, links, nil, "")
+}
+
+// dupKeys are the keys under which a stored document was registered: its
+// checksum, or under near_duplicate_detection the band keys of its stored
+// HTML (recomputed: the record keeps only the checksum). A document whose
+// body is gone falls back to the checksum.
+func (m *Machine) dupKeys(c *collection, uri string, sum [16]byte, contentType string) [][16]byte {
+	if c.s.NearDuplicates && isHTML(contentType) {
+		if body, ok, err := m.st.Document(c.s.Name, uri); err == nil && ok {
+			res := extract.Extract(body, extract.Options{Kinds: c.s.Kinds, AgentName: c.s.AgentToken, ContentType: contentType})
+			if keys := extract.NearKeys(res, c.s.UseMetaCsum, c.s.CsumCutOff); len(keys) > 0 {
+				return keys
+			}
+		}
+	}
+	return [][16]byte{sum}
+}
+
+// forgetKeys unregisters uri under keys in b: it leaves their URI lists,
+// and where it owns a key the ownership goes (PPDUP_REMOVE to the key's
+// duplicate server, which promotes another URI).
+func (m *Machine) forgetKeys(c *collection, b *store.Batch, uri string, keys [][16]byte) error {
+	name := c.s.Name
+	for _, k := range keys {
+		if err := b.RemoveChecksumURI(name, k, uri); err != nil {
+			return err
+		}
+		if owner, ok, err := m.st.ChecksumOwner(name, k); err == nil && ok && owner == uri {
+			if err := b.DeleteChecksumOwner(name, k); err != nil {
+				return err
+			}
+			if c.s.UseDupServers && len(m.ds) > 0 {
+				m.send(m.dsFor(cmt.Checksum(k)), &cmt.PPDUPRemove{Collection: name, NodeID: m.cfg.NodeID, URI: uri, Checksum: cmt.Checksum(k)})
+			}
+		}
+	}
+	return nil
 }
 
 var _ = fmt.Sprintf

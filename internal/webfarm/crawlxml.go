@@ -19,6 +19,10 @@ type XMLOptions struct {
 	FetchTimeout int
 	// ObeyRobotsDelay is obey_robots_delay.
 	ObeyRobotsDelay bool
+	// Extra is raw MS-FSCCFG XML (attribs, sections, SubDomain elements)
+	// written at the end of the DomainSpecification, for what the crawl
+	// does not describe (near_duplicate_detection, subcollections).
+	Extra string
 }
 
 // WriteCrawlXML writes c as an MS-FSCCFG crawl configuration (one
@@ -120,6 +124,7 @@ func WriteCrawlXML(w io.Writer, c Crawl, opt XMLOptions) error {
 	rules("exclude_domains", c.ExcludeDomains)
 	rules("include_uris", c.IncludeURIs)
 	rules("exclude_uris", c.ExcludeURIs)
+	b.WriteString(opt.Extra)
 	b.WriteString("    </DomainSpecification>\n</CrawlerConfig>\n")
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("webfarm: %w", err)
