@@ -58,13 +58,13 @@ func storeDigest(t testing.TB, dir string) map[string]string {
 func TestKill9(t *testing.T) {
 	farm := startFarm(t, 5, 50)
 	ref := t.TempDir()
-	r := runCrawl(t, farm, ref, 0, 2)
+	r := runCrawl(t, farm, ref, 0, killFetchTimeout)
 	waitIdle(t, r.d, 90*time.Second)
 	r.stop(t)
 	want := storeDigest(t, ref)
 
 	dir := t.TempDir()
-	col := farmCollection(t, farm, farm.DefaultCrawl(), XMLOpts(0, 2))
+	col := farmCollection(t, farm, farm.DefaultCrawl(), XMLOpts(0, killFetchTimeout))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	mns := newFakeMNS(t, farm, "node1", col)
@@ -116,3 +116,9 @@ func TestKill9(t *testing.T) {
 		}
 	}
 }
+
+// killFetchTimeout is the fetch_timeout of both crawls of TestKill9. The farm
+// has no stalled pages, so it only has to be long enough that the 4 MiB
+// page never times out in one crawl and not the other on a loaded machine
+// (with 2 s it did, under the race detector at load 10).
+const killFetchTimeout = 15
