@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ func TestAdminStatisticsAddUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := len(c.farm.Requests())
+		n := len(c.farm.Requests()) + int(rep.Complete.PPSucceeded)*100000
 		if rep.Complete.Downloaded != last || n != lastN {
 			last, lastN, since = rep.Complete.Downloaded, n, time.Now()
 		} else if time.Since(since) > 12*time.Second {
@@ -89,7 +90,9 @@ func TestAdminStatisticsAddUp(t *testing.T) {
 	if diff := cmp.Diff(coll.DocSkip, docSkip); diff != "" {
 		t.Errorf("document skip codes of the sites do not sum to the collection's:\n%s", diff)
 	}
+	checkFilledStatistics(t, c, cl, coll)
 	c.stop()
+	checkFeedingSummary(t, c, coll)
 
 	// What the store holds.
 	code, list, errOut := runTrawl(t, "", "store", "list", "--data", filepath.Join(c.data, "node"), "--collection", "c1")
@@ -116,4 +119,98 @@ func TestAdminStatisticsAddUp(t *testing.T) {
 		t.Errorf("statistics differ from the store (-store list +statistics):\n%s\nstatuses: %v", diff, byStatus)
 	}
 	t.Logf("collection: downloaded %v stored %v deleted %v duplicates %v; store: %v; %d sites", coll.Downloaded, coll.Stored, coll.Deleted, coll.DocSkip["cs"], byStatus, len(sites))
+}
+
+// checkFilledStatistics checks the statistics fields fed from the
+// engine's less common counters after a crawl of the farm: the global DNS
+// statistics (the multinode scheduler's resolver, here a hosts file),
+// WriteNet, LastUri and the feeding (PP) counters, and that
+// CollectionGetSiteRoutingAddress reports the port trawl run really
+// listens on (--listen 127.0.0.1:0).
+func checkFilledStatistics(t *testing.T, c *crawlerUnderTest, cl *admin.Client, coll *stats.CollectionFlat) {
+	t.Helper()
+	ctx := context.Background()
+	hosts := c.farm.Hosts()
+
+	g, err := cl.GetGlobalStatistics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dns := g.Complete
+	if dns.DNSRequests < float64(len(hosts)) || dns.DNSResponses > dns.DNSRequests ||
+		dns.DNSResponse["0"] < float64(len(hosts)) || dns.DNSResponse["0"] > dns.DNSResponses || dns.DNSRateLimit < 1 {
+		t.Errorf("global DNS statistics after resolving %d farm hosts: %+v", len(hosts), *dns)
+	}
+
+	// WriteNet: every request written counts; a request is at least a
+	// request line and a Host header, and far less than a kilobyte here.
+	if coll.WriteNet < 30*coll.Processed || coll.WriteNet > 2000*coll.Processed {
+		t.Errorf("WriteNet %v bytes for %v requests", coll.WriteNet, coll.Processed)
+	}
+
+	// LastUri: one of the URIs the farm served, for the collection and
+	// for each site.
+	requested := map[string]bool{}
+	for _, r := range c.farm.Requests() {
+		requested[r.URL] = true
+	}
+	st, err := cl.CollectionGetStatistics(ctx, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := st.Get("c1").Complete()
+	if u := cur.String("LastUri"); !requested[u] {
+		t.Errorf("collection LastUri %q is not a URI the farm served", u)
+	}
+	if got, want := cur.Value("WriteNet"), coll.WriteNet; got != want {
+		t.Errorf("WriteNet %v in CollectionGetStatistics, %v in CollectionGetStatistics2", got, want)
+	}
+	site := hosts[0].Name + ":" + strconv.Itoa(c.farm.Port())
+	ss, err := cl.CollectionGetSiteStatistics(ctx, "c1", site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := ss.Get(site).Complete()
+	if u := sr.String("LastUri"); !requested[u] || !strings.Contains(u, "://"+site+"/") {
+		t.Errorf("LastUri of site %s is %q", site, u)
+	}
+	if sr.Value("WriteNet") <= 0 || sr.Value("WriteNet") > coll.WriteNet {
+		t.Errorf("WriteNet of site %s: %v (collection %v)", site, sr.Value("WriteNet"), coll.WriteNet)
+	}
+
+	// Feeding: every document operation the crawl made was answered by
+	// the index, none was refused.
+	if coll.PPAdded < coll.Stored/2 || coll.PPSucceeded != coll.PPAdded+coll.PPModified ||
+		coll.PPFed != coll.PPSucceeded+coll.PPFailed || coll.PPFailed != 0 {
+		t.Errorf("feeding statistics: added %v modified %v fed %v succeeded %v failed %v deleted %v (stored %v)",
+			coll.PPAdded, coll.PPModified, coll.PPFed, coll.PPSucceeded, coll.PPFailed, coll.PPDeleted, coll.Stored)
+	}
+
+	// The routing address is the real HTTP interface.
+	hp, err := cl.CollectionGetSiteRoutingAddress(ctx, "c1", site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hp.String() != c.addr {
+		t.Errorf("CollectionGetSiteRoutingAddress = %s, trawl run listens on %s", hp, c.addr)
+	}
+}
+
+var indexedLine = regexp.MustCompile(`indexed +(\d+) documents in the index \(this run: (\d+) added or updated, (\d+) removed, (\d+) rejected`)
+
+// checkFeedingSummary compares the feeding statistics with what trawl
+// run's summary says the index holds and took.
+func checkFeedingSummary(t *testing.T, c *crawlerUnderTest, coll *stats.CollectionFlat) {
+	t.Helper()
+	m := indexedLine.FindStringSubmatch(c.stdout.String())
+	if m == nil {
+		t.Fatalf("no indexing line in the summary:\n%s", c.stdout.String())
+	}
+	n := func(i int) float64 { v, _ := strconv.Atoi(m[i]); return float64(v) }
+	got := map[string]float64{"in index": coll.PPAdded - coll.PPDeleted, "added or updated": coll.PPSucceeded,
+		"removed": coll.PPDeleted, "rejected": coll.PPFailed}
+	want := map[string]float64{"in index": n(1), "added or updated": n(2), "removed": n(3), "rejected": n(4)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("feeding statistics differ from the index (-index +statistics):\n%s", diff)
+	}
 }

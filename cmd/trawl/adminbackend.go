@@ -58,12 +58,26 @@ type crawlAdmin struct {
 	rates *admin.RateHistory
 	errs  *admin.ErrorLog
 
+	// refreshMu makes refreshes one at a time: counters read by one and
+	// applied after a later one's would look like an engine restart (a
+	// counter going down) and be counted twice.
+	refreshMu sync.Mutex
+
 	mu       sync.Mutex
 	tracker  *stats.Tracker
 	colls    map[string]*adminColl
 	lastFold time.Time
 	counters map[string]map[string]int64 // last counters by collection (metrics, status)
 	sites    map[string]map[string]map[string]int64
+	// lastURI holds, by collection, the URI last requested and, by site,
+	// each site's (LastUri), until refresh puts them in the statistics.
+	lastURI map[string]*lastURIs
+}
+
+// lastURIs are a collection's most recent URIs not yet in its statistics.
+type lastURIs struct {
+	coll  string
+	sites map[string]string
 }
 
 // adminColl is what the backend keeps about a collection.
@@ -83,7 +97,8 @@ func newCrawlAdmin(role admin.Role, mns *multinode.Server, ns *nodesched.Driver,
 	a := &crawlAdmin{role: role, mns: mns, ns: ns, level: level, log: log, now: time.Now, started: now,
 		rates: admin.NewRateHistory(300), errs: admin.NewErrorLog(50),
 		tracker: stats.NewTracker(0, unix(now)), colls: map[string]*adminColl{}, lastFold: now,
-		counters: map[string]map[string]int64{}, sites: map[string]map[string]map[string]int64{}}
+		counters: map[string]map[string]int64{}, sites: map[string]map[string]map[string]int64{},
+		lastURI: map[string]*lastURIs{}}
 	a.nodeClient = func(hp admin.HostPort) *admin.Client { return admin.NewClient(hp.String(), nil) }
 	return a
 }
@@ -127,7 +142,15 @@ func (a *crawlAdmin) run(ctx context.Context) error {
 
 // refresh reads the engine's counters into the tracker.
 func (a *crawlAdmin) refresh(ctx context.Context) {
+	a.refreshMu.Lock()
+	defer a.refreshMu.Unlock()
 	colls, sites := a.engineCounters(ctx)
+	var dns *multinode.DNSStats
+	if a.mns != nil {
+		if d, err := a.mns.DNSStats(ctx); err == nil {
+			dns = &d
+		}
+	}
 	now := a.now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -138,6 +161,30 @@ func (a *crawlAdmin) refresh(ctx context.Context) {
 		pages += c["fetched"]
 		bytesIn += c["bytes"]
 		errs += errorTotal(c)
+	}
+	for name, l := range a.lastURI {
+		if !a.tracker.Has(name) {
+			delete(a.lastURI, name) // deleted
+			continue
+		}
+		if s := a.tracker.Collection(name); s != nil && l.coll != "" {
+			_ = s.Delta().SetString("LastUri", l.coll)
+			l.coll = ""
+		}
+		for site, u := range l.sites {
+			if s := a.tracker.Site(name, site); s != nil {
+				_ = s.Delta().SetString("LastUri", u)
+				delete(l.sites, site)
+			}
+		}
+		if l.coll == "" && len(l.sites) == 0 {
+			delete(a.lastURI, name)
+		}
+	}
+	if dns != nil {
+		a.tracker.UpdateGlobal(stats.DNSCounters{Requests: dns.Requests, Responses: dns.Responses,
+			Retries: dns.Retries, Timeouts: dns.Timeouts, Written: dns.Written, Read: dns.Read,
+			RCodes: dns.RCodes, MaxRate: dns.MaxRate})
 	}
 	a.rates.Sample(unix(now), pages, bytesIn, errs)
 	if now.Sub(a.lastFold) >= foldEvery {
@@ -268,6 +315,9 @@ func (a *crawlAdmin) observe(m *admin.Metrics) func(coll string, o *nodesched.Ou
 		if m != nil && o.Skipped == "" {
 			m.ObserveFetch(coll, o.Duration)
 		}
+		if o.Skipped == "" && o.Job != nil {
+			a.noteLastURI(coll, o.Job.Fetch.Site, o.Job.Fetch.URI)
+		}
 		if o.Err != nil && fetch.ErrorKey(o.Status, o.Err) == "" {
 			return // a content decision (type, size), not an error
 		}
@@ -280,6 +330,22 @@ func (a *crawlAdmin) observe(m *admin.Metrics) func(coll string, o *nodesched.Ou
 			}
 			a.errs.Add(admin.ErrorEvent{T: unix(o.Start.Add(o.Duration)), Collection: coll, URI: o.Job.Fetch.URI, Status: o.Status, Error: msg})
 		}
+	}
+}
+
+// noteLastURI records uri, of crawl site site, as the collection's most
+// recent request (LastUri, MS-FSCADM 2.2.4.9).
+func (a *crawlAdmin) noteLastURI(coll, site, uri string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	l := a.lastURI[coll]
+	if l == nil {
+		l = &lastURIs{sites: map[string]string{}}
+		a.lastURI[coll] = l
+	}
+	l.coll = uri
+	if site != "" {
+		l.sites[site] = uri
 	}
 }
 
@@ -1116,11 +1182,14 @@ func (a *crawlAdmin) CollectionGetStatistics2(ctx context.Context, coll string) 
 }
 
 func (a *crawlAdmin) GetGlobalStatistics(ctx context.Context) (*admin.GlobalReport, error) {
+	a.refresh(ctx)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	g := a.tracker.Global()
+	all := g.Complete().Clone()
+	_ = all.Merge(g.Delta()) // the all-time values, what is not folded yet included
 	d := stats.FlattenGlobal(g.Delta())
-	c := stats.FlattenGlobal(g.Complete())
+	c := stats.FlattenGlobal(all)
 	return &admin.GlobalReport{Delta: &d, Complete: &c}, nil
 }
 

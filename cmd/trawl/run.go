@@ -180,6 +180,9 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	resumed := statErr == nil
 	e := newEngine(&o, specs, log)
 	if e.search.err != nil {
+		if e.ln != nil {
+			e.ln.Close()
+		}
 		return e.search.err
 	}
 	defer e.search.close()
@@ -309,6 +312,11 @@ type engine struct {
 	// handlers: each feature mounts its own paths in newEngine.
 	listen string
 	mux    *http.ServeMux
+	// ln is the HTTP interface's listener, opened in newEngine so that the
+	// node scheduler announces the port it really got (--listen
+	// 127.0.0.1:0); lnErr is why it could not be opened.
+	ln    net.Listener
+	lnErr error
 	// httpAddr is the address the HTTP interface listens on once running.
 	httpAddr chan net.Addr
 	// search is the index, its feeding and the search page (run_search.go).
@@ -341,11 +349,17 @@ func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logge
 		NodeID: "dupserver1",
 		Logger: log.With("role", "dupserver"),
 	}
-	host, _ := os.Hostname()
+	host, port := announcedAdmin(nil, o.basePort)
+	if e.listen != "" {
+		e.ln, e.lnErr = net.Listen("tcp", e.listen)
+		if e.lnErr == nil {
+			host, port = announcedAdmin(e.ln.Addr(), o.basePort)
+		}
+	}
 	e.ns = nodesched.New(nodesched.Config{
 		NodeID:    o.nodeID,
 		AdminHost: host,
-		AdminPort: int32(o.basePort),
+		AdminPort: port,
 		DataDir:   filepath.Join(o.data, "node"),
 		MNS:       e.pipeTo("multinode", e.mns.Attach),
 		DS:        []nodesched.DialFunc{e.pipeTo("dupserver", e.ds.Serve)},
@@ -400,10 +414,10 @@ func (e *engine) serveHTTP(ctx context.Context) error {
 	if e.listen == "" {
 		return nil
 	}
-	ln, err := net.Listen("tcp", e.listen)
-	if err != nil {
-		return fmt.Errorf("HTTP interface: %w (choose another with --listen or --base-port, or --listen off)", err)
+	if e.lnErr != nil {
+		return fmt.Errorf("HTTP interface: %w (choose another with --listen or --base-port, or --listen off)", e.lnErr)
 	}
+	ln := e.ln
 	e.httpAddr <- ln.Addr()
 	srv := &http.Server{Handler: e.mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {

@@ -241,6 +241,11 @@ type MNS struct {
 	nextKA  time.Time
 	fo      failover        // failure handling (failover.go)
 	busy    map[ConnID]bool // connections whose send queue is full (SetBusy)
+	// dnsStats are the DNS counters (dnsstats.go); dnsSecond and
+	// dnsInSecond count the lookups of the current second.
+	dnsStats    DNSStats
+	dnsSecond   int64
+	dnsInSecond int64
 }
 
 type dnsKey struct {
@@ -595,13 +600,14 @@ func (m *MNS) freshAddrs(host string, now time.Time) (*dnsEntry, bool) {
 }
 
 // lookup starts resolving host unless a lookup is in flight.
-func (m *MNS) lookup(host string, waiter ConnID, hasWaiter bool) {
+func (m *MNS) lookup(host string, waiter ConnID, hasWaiter bool, now time.Time) {
 	w, inflight := m.lookups[host]
 	if hasWaiter {
 		w = append(w, waiter)
 	}
 	m.lookups[host] = w
 	if !inflight {
+		m.countLookup(host, now.Unix())
 		m.out = append(m.out, Lookup{Host: host})
 	}
 }
@@ -613,10 +619,11 @@ func (m *MNS) dnsRequest(c *conn, req *cmt.UMDNSRequest, now time.Time) {
 		return
 	}
 	if e, ok := m.freshAddrs(host, now); ok {
+		m.dnsStats.CacheHits++
 		m.send(c.id, m.dnsReply(req.Site, e, now))
 		return
 	}
-	m.lookup(host, c.id, true)
+	m.lookup(host, c.id, true, now)
 }
 
 // dnsReply answers a DNS request from the database (2.2.3.20): the time
@@ -650,6 +657,7 @@ func addrInfos(addrs []netip.Addr) []cmt.AddrInfo {
 // The result enters the DNS database, every node scheduler waiting for it
 // gets its CMD_UM_DNS_REPLY, and the entries waiting for the host move on.
 func (m *MNS) DNSResult(host string, addrs []netip.Addr, err error, now time.Time) []Action {
+	m.countResult(err)
 	e := &dnsEntry{at: now, ttl: m.cfg.DNSTTL}
 	if err != nil || len(addrs) == 0 {
 		e.ttl = m.cfg.DNSNegativeTTL
@@ -896,7 +904,7 @@ func (m *MNS) dispatch(col *collection, q queued, now time.Time) {
 		e, ok := m.freshAddrs(q.site, now)
 		if !ok {
 			m.park(col, "dns:"+q.site, q)
-			m.lookup(q.site, 0, false)
+			m.lookup(q.site, 0, false, now)
 			return
 		}
 		addrs = e.addrs

@@ -302,6 +302,7 @@ func (m *Machine) Settings(coll string) *Settings {
 // Stats returns the running counters of coll.
 func (m *Machine) Stats(coll string) Counters {
 	if c := m.colls[coll]; c != nil {
+		m.syncFeedCounters(c)
 		out := c.stats.clone()
 		fs := c.front.Stats()
 		out["queued"] = int64(fs.Queued)

@@ -116,6 +116,10 @@ type Outcome struct {
 	// let expire (del_expired_links), deleted once the step is committed.
 	Channel bool
 	Expired []Link
+
+	// BytesSent counts the bytes written on the connections for the
+	// request (WriteNet; wire.go).
+	BytesSent int64
 	// RenderErr is why use_javascript could not render the page (its
 	// links then come from the HTML as fetched).
 	RenderErr error
@@ -281,7 +285,10 @@ func (p *Pipeline) paceKeys(j *Job) []string {
 // is ready, until the previous request on the same keys started at least d
 // ago: the spacing then holds at the moment the request is written, however
 // long the dial or the timers took.
-func (p *Pipeline) wait(ctx context.Context, j *Job, d time.Duration) (context.Context, *reqTrace, error) {
+//
+// sent, if not nil, counts the bytes written for the requests
+// (wire.go).
+func (p *Pipeline) wait(ctx context.Context, j *Job, d time.Duration, sent *sentCounter) (context.Context, *reqTrace, error) {
 	keys := p.paceKeys(j)
 	start := p.pacer.reserve(p.Now(), d, keys...)
 	if err := p.Sleep(ctx, start.Sub(p.Now())); err != nil {
@@ -291,7 +298,10 @@ func (p *Pipeline) wait(ctx context.Context, j *Job, d time.Duration) (context.C
 	if p.Record != nil {
 		tr = &reqTrace{}
 	}
-	gate := func(httptrace.GotConnInfo) {
+	gate := func(info httptrace.GotConnInfo) {
+		if sent != nil {
+			sent.gotConn(info)
+		}
 		for {
 			now := p.Now()
 			w := p.pacer.begin(now, d, keys...)
@@ -308,7 +318,11 @@ func (p *Pipeline) wait(ctx context.Context, j *Job, d time.Duration) (context.C
 			}
 		}
 	}
-	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: gate}), tr, nil
+	trace := &httptrace.ClientTrace{GotConn: gate}
+	if sent != nil {
+		trace.GotFirstResponseByte = sent.gotFirstByte
+	}
+	return httptrace.WithClientTrace(ctx, trace), tr, nil
 }
 
 // robotsFor returns the robots rules of the job's site, downloading them
@@ -346,7 +360,7 @@ func (p *Pipeline) robotsFor(ctx context.Context, j *Job) (rules *robots.Rules, 
 	if r, ok := j.S.RobotsCache.Lookup(j.Fetch.URI); ok {
 		return r, false, nil
 	}
-	rctx, tr, err := p.wait(ctx, j, j.S.Delay)
+	rctx, tr, err := p.wait(ctx, j, j.S.Delay, nil)
 	if err != nil {
 		return nil, false, err
 	}
@@ -411,7 +425,8 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 			return out
 		}
 	}
-	fctx, tr, err := p.wait(ctx, j, delay)
+	var sent sentCounter
+	fctx, tr, err := p.wait(ctx, j, delay, &sent)
 	if err != nil {
 		out.Err, out.Kind = err, fetch.KindCanceled
 		return out
@@ -426,6 +441,7 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 	out.Start = p.Now()
 	resp, err := fetchDoc(fctx, s, fetcherFor(s, j), u, req)
 	out.Duration = p.Now().Sub(out.Start)
+	out.BytesSent = sent.Total()
 	if tr != nil {
 		p.record(tr, j, j.Fetch.URI, false, delay)
 	}
