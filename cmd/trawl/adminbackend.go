@@ -86,6 +86,9 @@ type adminColl struct {
 	xml         string
 	feedingOff  map[string]bool // suspended destinations; "" is every destination
 	refreshOnly bool
+	// modesRead is set once feedingOff and refreshOnly were read from the
+	// node scheduler (syncModes).
+	modesRead bool
 }
 
 // foldEvery is how often the statistics deltas are folded into the cycles
@@ -140,10 +143,58 @@ func (a *crawlAdmin) run(ctx context.Context) error {
 	}
 }
 
+// syncModes reads the feeding suspension and the refresh-only mode of
+// the collections not read yet from the node scheduler (standalone and
+// node roles), which keeps them across restarts; afterwards the backend
+// keeps what it was told (a message on its way to the node scheduler must
+// not be overwritten by the state before it). The multinode role keeps
+// what it was told.
+func (a *crawlAdmin) syncModes(ctx context.Context) {
+	if a.ns == nil {
+		return
+	}
+	type modes struct {
+		feeding     nodesched.FeedingState
+		refreshOnly bool
+	}
+	got := map[string]modes{}
+	err := a.ns.Exec(ctx, func(m *nodesched.Machine, now time.Time) error {
+		for _, n := range m.Collections() {
+			got[n] = modes{m.Feeding(n), m.RefreshOnly(n)}
+		}
+		return nil
+	})
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for name, md := range got {
+		ac := a.colls[name]
+		if ac == nil {
+			ac = &adminColl{feedingOff: map[string]bool{}}
+			a.colls[name] = ac
+		}
+		if ac.modesRead {
+			continue
+		}
+		ac.modesRead = true
+		clear(ac.feedingOff)
+		if md.feeding.All {
+			ac.feedingOff[""] = true
+		}
+		for d := range md.feeding.Destinations {
+			ac.feedingOff[d] = true
+		}
+		ac.refreshOnly = md.refreshOnly
+	}
+}
+
 // refresh reads the engine's counters into the tracker.
 func (a *crawlAdmin) refresh(ctx context.Context) {
 	a.refreshMu.Lock()
 	defer a.refreshMu.Unlock()
+	a.syncModes(ctx)
 	colls, sites := a.engineCounters(ctx)
 	var dns *multinode.DNSStats
 	if a.mns != nil {
@@ -945,6 +996,7 @@ func (a *crawlAdmin) feeding(ctx context.Context, coll, dest string, suspend boo
 	if _, err := a.live(ctx, coll); err != nil {
 		return "", err
 	}
+	a.syncModes(ctx)
 	a.mu.Lock()
 	ac := a.colls[coll]
 	if ac == nil {
@@ -1000,6 +1052,7 @@ func (a *crawlAdmin) refreshOnly(ctx context.Context, coll string, on bool) (str
 	if _, err := a.live(ctx, coll); err != nil {
 		return "", err
 	}
+	a.syncModes(ctx)
 	var err error
 	if a.ns != nil {
 		err = a.onNode(ctx, coll, func(m *nodesched.Machine, now time.Time) error {

@@ -188,6 +188,40 @@ type collection struct {
 	mufilter *bloom
 	stats    Stats
 	counts   CollectionCounts
+	feeding  feedingState // CMD_ADM_CONF_FEEDING_SUSPEND, sent again at registration
+}
+
+// feedingState is a collection's feeding suspension as the administrator
+// set it: every destination, or some.
+type feedingState struct {
+	all   bool
+	dests map[string]bool
+}
+
+func (f *feedingState) apply(suspend bool, dests []string) {
+	if dests == nil {
+		f.all, f.dests = suspend, nil
+		return
+	}
+	if f.dests == nil {
+		f.dests = map[string]bool{}
+	}
+	for _, d := range dests {
+		if suspend {
+			f.dests[d] = true
+		} else {
+			delete(f.dests, d)
+		}
+	}
+}
+
+func (f *feedingState) sorted() []string {
+	out := make([]string, 0, len(f.dests))
+	for d := range f.dests {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // CollectionCounts count what went through a collection's queue.
@@ -280,6 +314,12 @@ func (m *MNS) logf(level slog.Level, msg string, args ...any) {
 
 func (m *MNS) send(id ConnID, msg cmt.Message) {
 	m.out = append(m.out, Send{Conn: id, Message: msg, Priority: cmt.DefaultPriority(msg.Code())})
+}
+
+// sendAfterAdd queues msg at the priority of CMD_ADM_CONF_ADD, so that it
+// arrives after the collection's configuration.
+func (m *MNS) sendAfterAdd(id ConnID, msg cmt.Message) {
+	m.out = append(m.out, Send{Conn: id, Message: msg, Priority: cmt.DefaultPriority(cmt.CmdAdmConfAdd)})
 }
 
 func (m *MNS) closeConn(c *conn, reason string) {
@@ -518,9 +558,17 @@ func (m *MNS) register(c *conn, init *cmt.UMInit, now time.Time) {
 		}
 		col.epoch++
 		m.send(c.id, &cmt.AdmConfAdd{Collection: col.spec.Name, Config: cmt.CrawlConfig{Collections: []cmt.Collection{col.spec.Dict}}, Epoch: col.epoch})
+		// The collection's suspensions follow the CMD_ADM_CONF_ADD at its
+		// priority: at their own (high) one they would overtake it and reach
+		// a node scheduler that does not have the collection yet.
 		switch col.state {
 		case cmt.StateSuspendedUser, cmt.StateSuspendedDisk, cmt.StateSuspendedDelay:
-			m.send(c.id, &cmt.AdmConfSuspend{Collection: col.spec.Name, State: col.state})
+			m.sendAfterAdd(c.id, &cmt.AdmConfSuspend{Collection: col.spec.Name, State: col.state})
+		}
+		if col.feeding.all {
+			m.sendAfterAdd(c.id, &cmt.AdmConfFeedingSuspend{Collection: col.spec.Name, Suspend: true})
+		} else if len(col.feeding.dests) > 0 {
+			m.sendAfterAdd(c.id, &cmt.AdmConfFeedingSuspend{Collection: col.spec.Name, Suspend: true, Destinations: col.feeding.sorted()})
 		}
 		if first && !m.cfg.SkipAskRoute {
 			if col.rebuild == nil {
@@ -1209,10 +1257,15 @@ func (m *MNS) RefreshCollection(name, sub string, flags cmt.RefreshFlags) ([]Act
 
 // SuspendFeeding suspends (or resumes) feeding to the named destinations,
 // all of them when dests is nil (CMD_ADM_CONF_FEEDING_SUSPEND).
+// The state is kept and sent again to every node scheduler that
+// registers, as the collection's suspension is: a node scheduler that
+// was not connected when the command came gets it too.
 func (m *MNS) SuspendFeeding(name string, suspend bool, dests []string) ([]Action, error) {
-	if _, err := m.live(name); err != nil {
+	col, err := m.live(name)
+	if err != nil {
 		return m.flush(), err
 	}
+	col.feeding.apply(suspend, dests)
 	m.broadcast(&cmt.AdmConfFeedingSuspend{Collection: name, Suspend: suspend, Destinations: dests})
 	return m.flush(), nil
 }

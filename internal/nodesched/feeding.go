@@ -321,7 +321,10 @@ func markKey(coll, uri string) []byte { return append(markPrefix(coll), uri...) 
 // setup makes sure coll has an outbox and a feeder for its current
 // feeding section; a changed section replaces the feeder (operations for
 // destinations no longer configured stay in the outbox).
-func (f *Feeding) setup(coll string, dests []config.Destination) (*feedColl, error) {
+//
+// st is the collection's suspension, in force before its feeder starts
+// (a suspended collection restored from the store feeds nothing).
+func (f *Feeding) setup(coll string, dests []config.Destination, st FeedingState) (*feedColl, error) {
 	targets, err := feed.Targets(coll, dests)
 	if err != nil {
 		return nil, fmt.Errorf("nodesched: collection %s: %w", coll, err)
@@ -330,6 +333,8 @@ func (f *Feeding) setup(coll string, dests []config.Destination) (*feedColl, err
 	defer f.mu.Unlock()
 	fc := f.colls[coll]
 	if fc != nil && sameTargets(fc.targets, targets) {
+		fc.state = st
+		f.applyState(fc)
 		return fc, nil
 	}
 	if fc == nil {
@@ -354,7 +359,7 @@ func (f *Feeding) setup(coll string, dests []config.Destination) (*feedColl, err
 	if err != nil {
 		return nil, fmt.Errorf("nodesched: collection %s: %w", coll, err)
 	}
-	fc.targets, fc.feeder = targets, fr
+	fc.targets, fc.feeder, fc.state = targets, fr, st
 	f.applyState(fc)
 	if f.ctx != nil {
 		f.startLocked(fc)
@@ -515,11 +520,8 @@ func (m *Machine) feedSetup(name string, s *Settings, st FeedingState) error {
 	if m.cfg.Feeding == nil {
 		return nil
 	}
-	if _, err := m.cfg.Feeding.setup(name, s.Eff.Feeding()); err != nil {
-		return err
-	}
-	m.cfg.Feeding.setSuspended(name, st)
-	return nil
+	_, err := m.cfg.Feeding.setup(name, s.Eff.Feeding(), st)
+	return err
 }
 
 // takeStepFeed returns and clears the operations of the current step.
