@@ -162,6 +162,15 @@ func checkFilledStatistics(t *testing.T, c *crawlerUnderTest, cl *admin.Client, 
 	if u := cur.String("LastUri"); !requested[u] {
 		t.Errorf("collection LastUri %q is not a URI the farm served", u)
 	}
+	// The crawl ran out of work during the settle window: CrawlEnded is
+	// set, after CrawlStarted; a single node scheduler's SumActiveSites
+	// and SumPPChecksums are 0 (2.2.4.10).
+	if e, s := cur.Value("CrawlEnded"), cur.Value("CrawlStarted"); e <= s || s == 0 {
+		t.Errorf("CrawlStarted %v, CrawlEnded %v after the crawl ended", s, e)
+	}
+	if cur.Value("SumActiveSites") != 0 || cur.Value("SumPPChecksums") != 0 {
+		t.Errorf("SumActiveSites %v, SumPPChecksums %v on a single node scheduler", cur.Value("SumActiveSites"), cur.Value("SumPPChecksums"))
+	}
 	if got, want := cur.Value("WriteNet"), coll.WriteNet; got != want {
 		t.Errorf("WriteNet %v in CollectionGetStatistics, %v in CollectionGetStatistics2", got, want)
 	}

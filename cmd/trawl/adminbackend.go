@@ -72,6 +72,8 @@ type crawlAdmin struct {
 	// lastURI holds, by collection, the URI last requested and, by site,
 	// each site's (LastUri), until refresh puts them in the statistics.
 	lastURI map[string]*lastURIs
+	// ended holds the collections out of work at the last refresh.
+	ended map[string]bool
 }
 
 // lastURIs are a collection's most recent URIs not yet in its statistics.
@@ -101,7 +103,7 @@ func newCrawlAdmin(role admin.Role, mns *multinode.Server, ns *nodesched.Driver,
 		rates: admin.NewRateHistory(300), errs: admin.NewErrorLog(50),
 		tracker: stats.NewTracker(0, unix(now)), colls: map[string]*adminColl{}, lastFold: now,
 		counters: map[string]map[string]int64{}, sites: map[string]map[string]map[string]int64{},
-		lastURI: map[string]*lastURIs{}}
+		lastURI: map[string]*lastURIs{}, ended: map[string]bool{}}
 	a.nodeClient = func(hp admin.HostPort) *admin.Client { return admin.NewClient(hp.String(), nil) }
 	return a
 }
@@ -209,6 +211,19 @@ func (a *crawlAdmin) refresh(ctx context.Context) {
 	var pages, bytesIn, errs int64
 	for name, c := range colls {
 		a.tracker.Update(name, c, sites[name], unix(now))
+		if s := a.tracker.Collection(name); s != nil {
+			// CrawlEnded: when the collection ran out of work; a node
+			// scheduler's SumActiveSites is 0, the multinode scheduler's
+			// the sum over its nodes (2.2.4.10).
+			idle := c["queued"] == 0 && c["in_flight"] == 0 && c["processed"] > 0
+			if idle && !a.ended[name] {
+				_ = s.Delta().Set("CrawlEnded", unix(now))
+			}
+			a.ended[name] = idle
+			if a.role == admin.MultinodeScheduler {
+				_ = s.Delta().Set("SumActiveSites", float64(c["active_sites"]))
+			}
+		}
 		pages += c["fetched"]
 		bytesIn += c["bytes"]
 		errs += errorTotal(c)
@@ -645,6 +660,7 @@ func (a *crawlAdmin) CollectionDelete(ctx context.Context, coll string, force bo
 	}
 	a.mu.Lock()
 	delete(a.colls, coll)
+	delete(a.ended, coll)
 	a.tracker.Remove(coll)
 	a.mu.Unlock()
 	if a.collDir != "" {

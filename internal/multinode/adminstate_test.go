@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/marshal"
 )
 
 // TestDNSStats drives the machine's DNS database through lookups that
@@ -97,5 +98,45 @@ func TestFeedingSuspendResentAtRegistration(t *testing.T) {
 				t.Errorf("feeding messages at registration (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestStatGaugesSumOverNodes sends CMD_UM_STAT deltas with the gauges
+// queued and active_sites (current values) from two node schedulers,
+// twice, and checks that the collection's statistics sum the counters
+// over time and the gauges over the nodes, and forget a node's gauges
+// when it disconnects.
+func TestStatGaugesSumOverNodes(t *testing.T) {
+	h := newHarness(t, Config{}, testSpec(t, "c", ""))
+	h.join("n1", true)
+	h.join("n2", true)
+	stat := func(node string, fetched, queued, active int64) {
+		h.recv(node, &cmt.UMStat{Collection: "c", Stats: marshal.Dict{
+			{Key: marshal.Str("fetched"), Value: marshal.Int(fetched)},
+			{Key: marshal.Str("queued"), Value: marshal.Int(queued)},
+			{Key: marshal.Str("active_sites"), Value: marshal.Int(active)},
+		}})
+	}
+	get := func() map[string]int64 {
+		d, ok := h.m.Stats("c")
+		if !ok {
+			t.Fatal("no statistics")
+		}
+		out := map[string]int64{}
+		for _, p := range d {
+			out[string(p.Key.(marshal.Bytes))] = int64(p.Value.(marshal.Int))
+		}
+		return out
+	}
+	stat("n1", 10, 100, 3)
+	stat("n2", 5, 50, 2)
+	stat("n1", 10, 80, 2)
+	stat("n2", 5, 40, 1)
+	if diff := cmp.Diff(map[string]int64{"fetched": 30, "queued": 120, "active_sites": 3}, get()); diff != "" {
+		t.Errorf("statistics (-want +got):\n%s", diff)
+	}
+	h.m.Disconnect(h.conn["n2"], h.now)
+	if diff := cmp.Diff(map[string]int64{"fetched": 30, "queued": 80, "active_sites": 2}, get()); diff != "" {
+		t.Errorf("after n2 left (-want +got):\n%s", diff)
 	}
 }

@@ -189,6 +189,60 @@ type collection struct {
 	stats    Stats
 	counts   CollectionCounts
 	feeding  feedingState // CMD_ADM_CONF_FEEDING_SUSPEND, sent again at registration
+	// gauges are the last values of each node scheduler's gauges
+	// (statGauges), which are summed over the nodes, not over time.
+	gauges map[string]map[string]marshal.Value
+}
+
+// statGauges are the keys of CMD_UM_STAT that a node scheduler sends as
+// current values, not as changes: the statistics hold the sum of every
+// node's last value.
+var statGauges = map[string]bool{"queued": true, "active_sites": true}
+
+// takeGauges keeps the gauges of node's statistics delta and returns the
+// rest.
+func (col *collection) takeGauges(node string, d marshal.Dict) marshal.Dict {
+	out := make(marshal.Dict, 0, len(d))
+	for _, p := range d {
+		if k, ok := p.Key.(marshal.Bytes); ok && statGauges[string(k)] {
+			if col.gauges == nil {
+				col.gauges = map[string]map[string]marshal.Value{}
+			}
+			if col.gauges[node] == nil {
+				col.gauges[node] = map[string]marshal.Value{}
+			}
+			col.gauges[node][string(k)] = p.Value
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// withGauges appends the gauges summed over the node schedulers to d.
+func (col *collection) withGauges(d marshal.Dict) marshal.Dict {
+	sums := map[string]marshal.Value{}
+	nodes := make([]string, 0, len(col.gauges))
+	for n := range col.gauges {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	var keys []string
+	for _, n := range nodes {
+		for k, v := range col.gauges[n] {
+			if old, ok := sums[k]; ok {
+				sums[k] = addValue(old, v)
+			} else {
+				sums[k] = v
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		d = append(d, marshal.Pair{Key: marshal.Str(k), Value: sums[k]})
+	}
+	return d
 }
 
 // feedingState is a collection's feeding suspension as the administrator
@@ -400,6 +454,9 @@ func (m *MNS) Disconnect(id ConnID, now time.Time) []Action {
 	}
 	node := c.nodeID
 	delete(m.nodes, node)
+	for _, col := range m.colls {
+		delete(col.gauges, node) // it crawls nothing while it is away
+	}
 	if wasBusy {
 		// Entries held for the full connection wait for the node
 		// scheduler's next registration like any other of its entries.
@@ -473,7 +530,7 @@ func (m *MNS) Receive(id ConnID, msg cmt.Message, now time.Time) []Action {
 		m.uriIn(c, x.Collection, &x.Entry, true, now)
 	case *cmt.UMStat:
 		if col := m.colls[x.Collection]; col != nil && !col.removing {
-			col.stats.Add(x.Stats)
+			col.stats.Add(col.takeGauges(c.nodeID, x.Stats))
 		} else {
 			m.logf(slog.LevelDebug, "multinode: statistics for an unknown collection ignored", "node", c.nodeID, "collection", x.Collection)
 		}
@@ -1432,7 +1489,7 @@ func (m *MNS) Stats(name string) (marshal.Dict, bool) {
 	if col == nil {
 		return nil, false
 	}
-	return col.stats.Dict(), true
+	return col.withGauges(col.stats.Dict()), true
 }
 
 // Route returns the node scheduler and routing attribute of a host in a
