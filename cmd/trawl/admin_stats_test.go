@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/stats"
@@ -91,6 +94,7 @@ func TestAdminStatisticsAddUp(t *testing.T) {
 		t.Errorf("document skip codes of the sites do not sum to the collection's:\n%s", diff)
 	}
 	checkFilledStatistics(t, c, cl, coll)
+	checkMetrics(t, c, coll)
 	c.stop()
 	checkFeedingSummary(t, c, coll)
 
@@ -221,5 +225,94 @@ func checkFeedingSummary(t *testing.T, c *crawlerUnderTest, coll *stats.Collecti
 	want := map[string]float64{"in index": n(1), "added or updated": n(2), "removed": n(3), "rejected": n(4)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("feeding statistics differ from the index (-index +statistics):\n%s", diff)
+	}
+}
+
+// checkMetrics reads /metrics after the crawl and checks each metric the
+// issue names against the statistics of the same crawl: pages fetched,
+// bytes, errors by code, queue size, in flight and active sites (the
+// crawl is over: 0), the fetch latency histogram (one observation per
+// request) and the feed backlog (all fed: 0).
+func checkMetrics(t *testing.T, c *crawlerUnderTest, coll *stats.CollectionFlat) {
+	t.Helper()
+	resp, err := http.Get("http://" + c.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p expfmt.TextParser
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("/metrics is not Prometheus text: %v", err)
+	}
+	value := func(name string, labels map[string]string) (float64, bool) {
+		f := fams[name]
+		if f == nil {
+			return 0, false
+		}
+	next:
+		for _, m := range f.Metric {
+			for k, v := range labels {
+				found := false
+				for _, l := range m.Label {
+					found = found || (l.GetName() == k && l.GetValue() == v)
+				}
+				if !found {
+					continue next
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				return m.Counter.GetValue(), true
+			case m.Gauge != nil:
+				return m.Gauge.GetValue(), true
+			case m.Histogram != nil:
+				return float64(m.Histogram.GetSampleCount()), true
+			}
+		}
+		return 0, false
+	}
+	c1 := map[string]string{"collection": "c1"}
+	want := map[string]float64{
+		"trawl_pages_fetched_total":    coll.Downloaded,
+		"trawl_bytes_received_total":   coll.ReadNet,
+		"trawl_documents_stored_total": coll.Stored,
+		"trawl_queue_size":             0,
+		"trawl_in_flight":              0,
+		"trawl_active_sites":           0,
+		"trawl_fetch_duration_seconds": coll.Processed,
+		"trawl_feed_backlog":           0,
+	}
+	got := map[string]float64{}
+	for name := range want {
+		labels := c1
+		if name == "trawl_feed_backlog" {
+			labels = nil
+		}
+		v, ok := value(name, labels)
+		if !ok {
+			t.Errorf("metric %s missing", name)
+		}
+		got[name] = v
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metrics differ from the statistics (-statistics +metrics):\n%s", diff)
+	}
+	if h := fams["trawl_fetch_duration_seconds"]; h == nil || h.GetType() != dto.MetricType_HISTOGRAM || len(h.Metric[0].Histogram.Bucket) < 5 {
+		t.Errorf("trawl_fetch_duration_seconds is not a histogram with buckets: %v", h)
+	}
+	// Errors by code: every HTTP status >= 400 of the statistics.
+	codes := 0
+	for code, n := range coll.HTTPResponse {
+		if code < "400" || len(code) != 3 {
+			continue
+		}
+		codes++
+		if v, _ := value("trawl_fetch_errors_total", map[string]string{"collection": "c1", "code": code}); v != n {
+			t.Errorf("trawl_fetch_errors_total{code=%q} = %v, HTTPResponse says %v", code, v, n)
+		}
+	}
+	if codes == 0 {
+		t.Errorf("the farm's crawl gave no HTTP error to check: %v", coll.HTTPResponse)
 	}
 }
