@@ -49,6 +49,7 @@ type runOptions struct {
 	configs    repeated
 	data       string
 	hostsFile  string
+	dnsServer  string
 	once       bool
 	demo       bool
 	demoHosts  int
@@ -74,6 +75,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Var(&o.configs, "config", "MS-FSCCFG crawl configuration file (repeatable)")
 	fs.StringVar(&o.data, "data", "./data", "directory of all crawl state")
 	fs.StringVar(&o.hostsFile, "hosts-file", "", "resolve host names from this /etc/hosts-format file (then the system resolver)")
+	fs.StringVar(&o.dnsServer, "dns-server", "", "send the resolver's DNS queries to this server (HOST:PORT) instead of those of /etc/resolv.conf")
 	fs.BoolVar(&o.once, "once", false, "exit when the first refresh cycle is complete, with a summary")
 	fs.BoolVar(&o.demo, "demo", false, "crawl the built-in synthetic web (implies --once)")
 	fs.IntVar(&o.demoHosts, "demo-hosts", 10, "with --demo: number of synthetic sites")
@@ -341,6 +343,7 @@ func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logge
 		Data:          filepath.Join(o.data, "multinode"),
 		HostsFile:     o.hostsFile,
 		HostsFallback: true,
+		DNSServer:     o.dnsServer,
 		Logger:        log.With("role", "multinode"),
 		Collections:   specs,
 	}
