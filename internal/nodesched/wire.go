@@ -25,9 +25,14 @@ type countingConn struct {
 	written atomic.Int64
 }
 
+// Write counts p before it writes it: the peer may answer, and the
+// response's first byte reach the trace, before Write returns.
 func (c *countingConn) Write(p []byte) (int, error) {
+	c.written.Add(int64(len(p)))
 	n, err := c.Conn.Write(p)
-	c.written.Add(int64(n))
+	if n < len(p) {
+		c.written.Add(int64(n - len(p)))
+	}
 	return n, err
 }
 
