@@ -319,6 +319,9 @@ type engine struct {
 	// 127.0.0.1:0); lnErr is why it could not be opened.
 	ln    net.Listener
 	lnErr error
+	// pipes are the goroutines serving in-process connections; run waits
+	// for them (a bounded time) so that none logs after it returned.
+	pipes sync.WaitGroup
 	// httpAddr is the address the HTTP interface listens on once running.
 	httpAddr chan net.Addr
 	// search is the index, its feeding and the search page (run_search.go).
@@ -382,7 +385,9 @@ func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logge
 func (e *engine) pipeTo(name string, serve func(context.Context, *cmt.Conn) error) nodesched.DialFunc {
 	return func(ctx context.Context) (*cmt.Conn, error) {
 		near, far := cmt.Pipe(cmt.ConnConfig{Name: name, Logger: e.log}, cmt.ConnConfig{Name: "nodesched", Logger: e.log})
+		e.pipes.Add(1)
 		go func() {
+			defer e.pipes.Done()
 			if err := serve(ctx, far); err != nil && ctx.Err() == nil {
 				e.log.Warn("in-process connection ended", "peer", name, "err", err)
 			}
@@ -409,6 +414,13 @@ func (e *engine) run(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	done := make(chan struct{})
+	go func() { e.pipes.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		e.log.Warn("in-process connections still open after the roles stopped")
+	}
 	return errors.Join(errs...)
 }
 
