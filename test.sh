@@ -29,6 +29,12 @@ if [ -z "${TRAWL_PYTHON2:-}" ]; then
 fi
 echo "test.sh: python3=$(command -v python3) python2=${TRAWL_PYTHON2:-none}" >&2
 
+# Files CI keeps (the status page's screenshot): $TRAWL_ARTIFACTS, by default
+# ./artifacts at the top of the checkout.
+export TRAWL_ARTIFACTS="${TRAWL_ARTIFACTS:-$PWD/artifacts}"
+mkdir -p "$TRAWL_ARTIFACTS"
+echo "test.sh: artifacts in $TRAWL_ARTIFACTS" >&2
+
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then
 	echo "test.sh: gofmt needed on:" >&2; echo "$unformatted" >&2; exit 1

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl/trawl/internal/index"
 	"github.com/trawl/trawl/internal/webfarm"
 )
 
@@ -191,5 +192,29 @@ func TestAdminEveryMethodPython(t *testing.T) {
 	}
 	if deleted := "http://" + site(2) + "/\n"; strings.Contains(all, " "+deleted) {
 		t.Errorf("%s still in the store after CollectionDeleteURIs", deleted)
+	}
+
+	// The deleted site is gone from the index too; the others are there.
+	idx, err := index.Open(filepath.Join(c.data, "index"), index.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	found := map[string]int{}
+	for _, r := range c.farm.Requests() {
+		for _, s := range []string{site(0), site(3)} {
+			if strings.HasPrefix(r.URL, "http://"+s+"/") {
+				got, err := idx.Lookup(context.Background(), "c1", r.URL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Found {
+					found[s]++
+				}
+			}
+		}
+	}
+	if found[site(3)] != 0 || found[site(0)] == 0 {
+		t.Errorf("documents in the index: %d of the deleted site %s (want 0), %d of %s (want some)", found[site(3)], site(3), found[site(0)], site(0))
 	}
 }

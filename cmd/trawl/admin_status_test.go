@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trawl/trawl/internal/admin"
 )
 
 // chromium returns the headless browser, or skips the test when the
@@ -53,8 +56,10 @@ func TestStatusPageChromium(t *testing.T) {
 	c := startCrawler(t, 4, 40)
 	base := "http://" + c.addr
 
-	// Let the crawl run and the rate history fill.
-	deadline := time.Now().Add(30 * time.Second)
+	// Let the crawl run, the rate history fill and the farm's broken
+	// pages give errors.
+	deadline := time.Now().Add(60 * time.Second)
+	var firstErr string
 	for {
 		resp, err := http.Get(base + "/status.json")
 		if err != nil {
@@ -65,7 +70,14 @@ func TestStatusPageChromium(t *testing.T) {
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
 			t.Fatalf("status.json: %s %s", resp.Status, resp.Header.Get("Content-Type"))
 		}
-		if strings.Contains(string(b), `"pages"`) && strings.Count(string(b), `"t":`) >= 3 && strings.Contains(string(b), `"site":`) {
+		var rep admin.StatusReport
+		if err := json.Unmarshal(b, &rep); err != nil {
+			t.Fatalf("status.json: %v", err)
+		}
+		if len(rep.Errors) > 0 {
+			firstErr = rep.Errors[0].URI
+		}
+		if strings.Contains(string(b), `"pages"`) && strings.Count(string(b), `"t":`) >= 3 && strings.Contains(string(b), `"site":`) && firstErr != "" {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -102,7 +114,8 @@ func TestStatusPageChromium(t *testing.T) {
 		"<table", ">c1<", "crawling", // the collection and its state
 		"site0000.farm.test", "site0003.farm.test", // the site table
 		"<svg", "<path", "pages / s", "bytes / s", "errors / s", // the charts
-		"Recent errors",
+		"Recent errors", firstErr, // the error table, with a URI that failed
+		`class="bar"`, "%</span>", // the collection's progress
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("rendered page lacks %q", want)

@@ -58,12 +58,28 @@ type crawlAdmin struct {
 	rates *admin.RateHistory
 	errs  *admin.ErrorLog
 
+	// refreshMu makes refreshes one at a time: counters read by one and
+	// applied after a later one's would look like an engine restart (a
+	// counter going down) and be counted twice.
+	refreshMu sync.Mutex
+
 	mu       sync.Mutex
 	tracker  *stats.Tracker
 	colls    map[string]*adminColl
 	lastFold time.Time
 	counters map[string]map[string]int64 // last counters by collection (metrics, status)
 	sites    map[string]map[string]map[string]int64
+	// lastURI holds, by collection, the URI last requested and, by site,
+	// each site's (LastUri), until refresh puts them in the statistics.
+	lastURI map[string]*lastURIs
+	// ended holds the collections out of work at the last refresh.
+	ended map[string]bool
+}
+
+// lastURIs are a collection's most recent URIs not yet in its statistics.
+type lastURIs struct {
+	coll  string
+	sites map[string]string
 }
 
 // adminColl is what the backend keeps about a collection.
@@ -72,6 +88,9 @@ type adminColl struct {
 	xml         string
 	feedingOff  map[string]bool // suspended destinations; "" is every destination
 	refreshOnly bool
+	// modesRead is set once feedingOff and refreshOnly were read from the
+	// node scheduler (syncModes).
+	modesRead bool
 }
 
 // foldEvery is how often the statistics deltas are folded into the cycles
@@ -83,7 +102,8 @@ func newCrawlAdmin(role admin.Role, mns *multinode.Server, ns *nodesched.Driver,
 	a := &crawlAdmin{role: role, mns: mns, ns: ns, level: level, log: log, now: time.Now, started: now,
 		rates: admin.NewRateHistory(300), errs: admin.NewErrorLog(50),
 		tracker: stats.NewTracker(0, unix(now)), colls: map[string]*adminColl{}, lastFold: now,
-		counters: map[string]map[string]int64{}, sites: map[string]map[string]map[string]int64{}}
+		counters: map[string]map[string]int64{}, sites: map[string]map[string]map[string]int64{},
+		lastURI: map[string]*lastURIs{}, ended: map[string]bool{}}
 	a.nodeClient = func(hp admin.HostPort) *admin.Client { return admin.NewClient(hp.String(), nil) }
 	return a
 }
@@ -125,9 +145,65 @@ func (a *crawlAdmin) run(ctx context.Context) error {
 	}
 }
 
+// syncModes reads the feeding suspension and the refresh-only mode of
+// the collections not read yet from the node scheduler (standalone and
+// node roles), which keeps them across restarts; afterwards the backend
+// keeps what it was told (a message on its way to the node scheduler must
+// not be overwritten by the state before it). The multinode role keeps
+// what it was told.
+func (a *crawlAdmin) syncModes(ctx context.Context) {
+	if a.ns == nil {
+		return
+	}
+	type modes struct {
+		feeding     nodesched.FeedingState
+		refreshOnly bool
+	}
+	got := map[string]modes{}
+	err := a.ns.Exec(ctx, func(m *nodesched.Machine, now time.Time) error {
+		for _, n := range m.Collections() {
+			got[n] = modes{m.Feeding(n), m.RefreshOnly(n)}
+		}
+		return nil
+	})
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for name, md := range got {
+		ac := a.colls[name]
+		if ac == nil {
+			ac = &adminColl{feedingOff: map[string]bool{}}
+			a.colls[name] = ac
+		}
+		if ac.modesRead {
+			continue
+		}
+		ac.modesRead = true
+		clear(ac.feedingOff)
+		if md.feeding.All {
+			ac.feedingOff[""] = true
+		}
+		for d := range md.feeding.Destinations {
+			ac.feedingOff[d] = true
+		}
+		ac.refreshOnly = md.refreshOnly
+	}
+}
+
 // refresh reads the engine's counters into the tracker.
 func (a *crawlAdmin) refresh(ctx context.Context) {
+	a.refreshMu.Lock()
+	defer a.refreshMu.Unlock()
+	a.syncModes(ctx)
 	colls, sites := a.engineCounters(ctx)
+	var dns *multinode.DNSStats
+	if a.mns != nil {
+		if d, err := a.mns.DNSStats(ctx); err == nil {
+			dns = &d
+		}
+	}
 	now := a.now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -135,9 +211,46 @@ func (a *crawlAdmin) refresh(ctx context.Context) {
 	var pages, bytesIn, errs int64
 	for name, c := range colls {
 		a.tracker.Update(name, c, sites[name], unix(now))
+		if s := a.tracker.Collection(name); s != nil {
+			// CrawlEnded: when the collection ran out of work; a node
+			// scheduler's SumActiveSites is 0, the multinode scheduler's
+			// the sum over its nodes (2.2.4.10).
+			idle := c["queued"] == 0 && c["in_flight"] == 0 && c["processed"] > 0
+			if idle && !a.ended[name] {
+				_ = s.Delta().Set("CrawlEnded", unix(now))
+			}
+			a.ended[name] = idle
+			if a.role == admin.MultinodeScheduler {
+				_ = s.Delta().Set("SumActiveSites", float64(c["active_sites"]))
+			}
+		}
 		pages += c["fetched"]
 		bytesIn += c["bytes"]
 		errs += errorTotal(c)
+	}
+	for name, l := range a.lastURI {
+		if !a.tracker.Has(name) {
+			delete(a.lastURI, name) // deleted
+			continue
+		}
+		if s := a.tracker.Collection(name); s != nil && l.coll != "" {
+			_ = s.Delta().SetString("LastUri", l.coll)
+			l.coll = ""
+		}
+		for site, u := range l.sites {
+			if s := a.tracker.Site(name, site); s != nil {
+				_ = s.Delta().SetString("LastUri", u)
+				delete(l.sites, site)
+			}
+		}
+		if l.coll == "" && len(l.sites) == 0 {
+			delete(a.lastURI, name)
+		}
+	}
+	if dns != nil {
+		a.tracker.UpdateGlobal(stats.DNSCounters{Requests: dns.Requests, Responses: dns.Responses,
+			Retries: dns.Retries, Timeouts: dns.Timeouts, Written: dns.Written, Read: dns.Read,
+			RCodes: dns.RCodes, MaxRate: dns.MaxRate})
 	}
 	a.rates.Sample(unix(now), pages, bytesIn, errs)
 	if now.Sub(a.lastFold) >= foldEvery {
@@ -268,6 +381,9 @@ func (a *crawlAdmin) observe(m *admin.Metrics) func(coll string, o *nodesched.Ou
 		if m != nil && o.Skipped == "" {
 			m.ObserveFetch(coll, o.Duration)
 		}
+		if o.Skipped == "" && o.Job != nil {
+			a.noteLastURI(coll, o.Job.Fetch.Site, o.Job.Fetch.URI)
+		}
 		if o.Err != nil && fetch.ErrorKey(o.Status, o.Err) == "" {
 			return // a content decision (type, size), not an error
 		}
@@ -280,6 +396,22 @@ func (a *crawlAdmin) observe(m *admin.Metrics) func(coll string, o *nodesched.Ou
 			}
 			a.errs.Add(admin.ErrorEvent{T: unix(o.Start.Add(o.Duration)), Collection: coll, URI: o.Job.Fetch.URI, Status: o.Status, Error: msg})
 		}
+	}
+}
+
+// noteLastURI records uri, of crawl site site, as the collection's most
+// recent request (LastUri, MS-FSCADM 2.2.4.9).
+func (a *crawlAdmin) noteLastURI(coll, site, uri string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	l := a.lastURI[coll]
+	if l == nil {
+		l = &lastURIs{sites: map[string]string{}}
+		a.lastURI[coll] = l
+	}
+	l.coll = uri
+	if site != "" {
+		l.sites[site] = uri
 	}
 }
 
@@ -528,6 +660,7 @@ func (a *crawlAdmin) CollectionDelete(ctx context.Context, coll string, force bo
 	}
 	a.mu.Lock()
 	delete(a.colls, coll)
+	delete(a.ended, coll)
 	a.tracker.Remove(coll)
 	a.mu.Unlock()
 	if a.collDir != "" {
@@ -879,6 +1012,7 @@ func (a *crawlAdmin) feeding(ctx context.Context, coll, dest string, suspend boo
 	if _, err := a.live(ctx, coll); err != nil {
 		return "", err
 	}
+	a.syncModes(ctx)
 	a.mu.Lock()
 	ac := a.colls[coll]
 	if ac == nil {
@@ -934,6 +1068,7 @@ func (a *crawlAdmin) refreshOnly(ctx context.Context, coll string, on bool) (str
 	if _, err := a.live(ctx, coll); err != nil {
 		return "", err
 	}
+	a.syncModes(ctx)
 	var err error
 	if a.ns != nil {
 		err = a.onNode(ctx, coll, func(m *nodesched.Machine, now time.Time) error {
@@ -1116,11 +1251,14 @@ func (a *crawlAdmin) CollectionGetStatistics2(ctx context.Context, coll string) 
 }
 
 func (a *crawlAdmin) GetGlobalStatistics(ctx context.Context) (*admin.GlobalReport, error) {
+	a.refresh(ctx)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	g := a.tracker.Global()
+	all := g.Complete().Clone()
+	_ = all.Merge(g.Delta()) // the all-time values, what is not folded yet included
 	d := stats.FlattenGlobal(g.Delta())
-	c := stats.FlattenGlobal(g.Complete())
+	c := stats.FlattenGlobal(all)
 	return &admin.GlobalReport{Delta: &d, Complete: &c}, nil
 }
 

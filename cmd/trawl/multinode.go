@@ -37,6 +37,7 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Var(&configs, "config", "crawl configuration file (MS-FSCCFG XML); repeatable")
 	hostsFile := fs.String("hosts-file", "", "resolve host names from this file (/etc/hosts format) instead of the system resolver")
 	hostsFallback := fs.Bool("hosts-fallback", false, "with --hosts-file, ask the system resolver for names the file lacks")
+	dnsServer := fs.String("dns-server", "", "send the resolver's DNS queries to this server (HOST:PORT) instead of those of /etc/resolv.conf")
 	dnsWorkers := fs.Int("dns-workers", multinode.DefaultDNSWorkers, "concurrent DNS lookups")
 	keepalive := fs.Duration("keepalive", multinode.DefaultKeepAlive, "keep-alive period of the node scheduler links; a node that leaves two in a row unanswered is dropped")
 	var allow mnsStrings
@@ -96,6 +97,7 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 		Listen:        addr,
 		Data:          *data,
 		HostsFile:     *hostsFile,
+		DNSServer:     *dnsServer,
 		HostsFallback: *hostsFallback,
 		Logger:        log,
 		Collections:   specs,

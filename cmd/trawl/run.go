@@ -49,6 +49,7 @@ type runOptions struct {
 	configs    repeated
 	data       string
 	hostsFile  string
+	dnsServer  string
 	once       bool
 	demo       bool
 	demoHosts  int
@@ -74,6 +75,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Var(&o.configs, "config", "MS-FSCCFG crawl configuration file (repeatable)")
 	fs.StringVar(&o.data, "data", "./data", "directory of all crawl state")
 	fs.StringVar(&o.hostsFile, "hosts-file", "", "resolve host names from this /etc/hosts-format file (then the system resolver)")
+	fs.StringVar(&o.dnsServer, "dns-server", "", "send the resolver's DNS queries to this server (HOST:PORT) instead of those of /etc/resolv.conf")
 	fs.BoolVar(&o.once, "once", false, "exit when the first refresh cycle is complete, with a summary")
 	fs.BoolVar(&o.demo, "demo", false, "crawl the built-in synthetic web (implies --once)")
 	fs.IntVar(&o.demoHosts, "demo-hosts", 10, "with --demo: number of synthetic sites")
@@ -180,6 +182,9 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	resumed := statErr == nil
 	e := newEngine(&o, specs, log)
 	if e.search.err != nil {
+		if e.ln != nil {
+			e.ln.Close()
+		}
 		return e.search.err
 	}
 	defer e.search.close()
@@ -309,6 +314,14 @@ type engine struct {
 	// handlers: each feature mounts its own paths in newEngine.
 	listen string
 	mux    *http.ServeMux
+	// ln is the HTTP interface's listener, opened in newEngine so that the
+	// node scheduler announces the port it really got (--listen
+	// 127.0.0.1:0); lnErr is why it could not be opened.
+	ln    net.Listener
+	lnErr error
+	// pipes are the goroutines serving in-process connections; run waits
+	// for them (a bounded time) so that none logs after it returned.
+	pipes sync.WaitGroup
 	// httpAddr is the address the HTTP interface listens on once running.
 	httpAddr chan net.Addr
 	// search is the index, its feeding and the search page (run_search.go).
@@ -333,6 +346,7 @@ func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logge
 		Data:          filepath.Join(o.data, "multinode"),
 		HostsFile:     o.hostsFile,
 		HostsFallback: true,
+		DNSServer:     o.dnsServer,
 		Logger:        log.With("role", "multinode"),
 		Collections:   specs,
 	}
@@ -341,11 +355,17 @@ func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logge
 		NodeID: "dupserver1",
 		Logger: log.With("role", "dupserver"),
 	}
-	host, _ := os.Hostname()
+	host, port := announcedAdmin(nil, o.basePort)
+	if e.listen != "" {
+		e.ln, e.lnErr = net.Listen("tcp", e.listen)
+		if e.lnErr == nil {
+			host, port = announcedAdmin(e.ln.Addr(), o.basePort)
+		}
+	}
 	e.ns = nodesched.New(nodesched.Config{
 		NodeID:    o.nodeID,
 		AdminHost: host,
-		AdminPort: int32(o.basePort),
+		AdminPort: port,
 		DataDir:   filepath.Join(o.data, "node"),
 		MNS:       e.pipeTo("multinode", e.mns.Attach),
 		DS:        []nodesched.DialFunc{e.pipeTo("dupserver", e.ds.Serve)},
@@ -365,7 +385,9 @@ func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logge
 func (e *engine) pipeTo(name string, serve func(context.Context, *cmt.Conn) error) nodesched.DialFunc {
 	return func(ctx context.Context) (*cmt.Conn, error) {
 		near, far := cmt.Pipe(cmt.ConnConfig{Name: name, Logger: e.log}, cmt.ConnConfig{Name: "nodesched", Logger: e.log})
+		e.pipes.Add(1)
 		go func() {
+			defer e.pipes.Done()
 			if err := serve(ctx, far); err != nil && ctx.Err() == nil {
 				e.log.Warn("in-process connection ended", "peer", name, "err", err)
 			}
@@ -392,6 +414,13 @@ func (e *engine) run(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	done := make(chan struct{})
+	go func() { e.pipes.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		e.log.Warn("in-process connections still open after the roles stopped")
+	}
 	return errors.Join(errs...)
 }
 
@@ -400,10 +429,10 @@ func (e *engine) serveHTTP(ctx context.Context) error {
 	if e.listen == "" {
 		return nil
 	}
-	ln, err := net.Listen("tcp", e.listen)
-	if err != nil {
-		return fmt.Errorf("HTTP interface: %w (choose another with --listen or --base-port, or --listen off)", err)
+	if e.lnErr != nil {
+		return fmt.Errorf("HTTP interface: %w (choose another with --listen or --base-port, or --listen off)", e.lnErr)
 	}
+	ln := e.ln
 	e.httpAddr <- ln.Addr()
 	srv := &http.Server{Handler: e.mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {

@@ -224,6 +224,25 @@ func newRunAdmin(e *engine, o *runOptions, specs []*multinode.CollectionSpec) *a
 	return h
 }
 
+// announcedAdmin is the host and port a node scheduler announces for its
+// admin interface (PKT_XMLRPCRT of CMD_UM_INIT), which
+// CollectionGetSiteRoutingAddress and GetNodeSchedulerXmlRpcPorts report
+// and the multinode scheduler calls: the listener's address when it is
+// bound to one IP (a client can reach it there and nowhere else), the
+// machine's host name when it listens on every address, and the host name
+// with the base port when there is no listener.
+func announcedAdmin(addr net.Addr, basePort int) (string, int32) {
+	host, _ := os.Hostname()
+	ta, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return host, int32(basePort)
+	}
+	if ta.IP != nil && !ta.IP.IsUnspecified() {
+		host = ta.IP.String()
+	}
+	return host, int32(ta.Port)
+}
+
 // serveAdmin serves the administration side of a role process (trawl
 // multinode, trawl node) on addr until ctx ends; ready, if not nil, gets
 // the address once it listens.
@@ -275,9 +294,7 @@ func runNodeWithAdmin(ctx context.Context, env *cmdEnv, cfg nodesched.Config, ad
 	if err != nil {
 		return fmt.Errorf("HTTP interface: %w (choose another with --listen or --base-port, or --listen off)", err)
 	}
-	if ta, ok := ln.Addr().(*net.TCPAddr); ok {
-		cfg.AdminPort = int32(ta.Port)
-	}
+	cfg.AdminHost, cfg.AdminPort = announcedAdmin(ln.Addr(), int(cfg.AdminPort))
 	var h *adminHTTP
 	cfg.Observe = func(c string, o *nodesched.Outcome) { h.observe(c, o) }
 	ns := nodesched.New(cfg)

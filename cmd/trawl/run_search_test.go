@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -203,7 +204,11 @@ func TestRunChild(t *testing.T) {
 		return
 	}
 	env := &cmdEnv{stdin: strings.NewReader(""), stdout: os.Stdout, stderr: os.Stderr}
-	os.Exit(runMain(context.Background(), env, strings.Split(args, "\x1f")))
+	// As main: SIGINT and SIGTERM stop the run cleanly.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := runMain(ctx, env, strings.Split(args, "\x1f"))
+	stop()
+	os.Exit(code)
 }
 
 // TestRunKill9Feeding kills `trawl run` with SIGKILL three times while it

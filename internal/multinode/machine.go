@@ -188,6 +188,94 @@ type collection struct {
 	mufilter *bloom
 	stats    Stats
 	counts   CollectionCounts
+	feeding  feedingState // CMD_ADM_CONF_FEEDING_SUSPEND, sent again at registration
+	// gauges are the last values of each node scheduler's gauges
+	// (statGauges), which are summed over the nodes, not over time.
+	gauges map[string]map[string]marshal.Value
+}
+
+// statGauges are the keys of CMD_UM_STAT that a node scheduler sends as
+// current values, not as changes: the statistics hold the sum of every
+// node's last value.
+var statGauges = map[string]bool{"queued": true, "active_sites": true}
+
+// takeGauges keeps the gauges of node's statistics delta and returns the
+// rest.
+func (col *collection) takeGauges(node string, d marshal.Dict) marshal.Dict {
+	out := make(marshal.Dict, 0, len(d))
+	for _, p := range d {
+		if k, ok := p.Key.(marshal.Bytes); ok && statGauges[string(k)] {
+			if col.gauges == nil {
+				col.gauges = map[string]map[string]marshal.Value{}
+			}
+			if col.gauges[node] == nil {
+				col.gauges[node] = map[string]marshal.Value{}
+			}
+			col.gauges[node][string(k)] = p.Value
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// withGauges appends the gauges summed over the node schedulers to d.
+func (col *collection) withGauges(d marshal.Dict) marshal.Dict {
+	sums := map[string]marshal.Value{}
+	nodes := make([]string, 0, len(col.gauges))
+	for n := range col.gauges {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	var keys []string
+	for _, n := range nodes {
+		for k, v := range col.gauges[n] {
+			if old, ok := sums[k]; ok {
+				sums[k] = addValue(old, v)
+			} else {
+				sums[k] = v
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		d = append(d, marshal.Pair{Key: marshal.Str(k), Value: sums[k]})
+	}
+	return d
+}
+
+// feedingState is a collection's feeding suspension as the administrator
+// set it: every destination, or some.
+type feedingState struct {
+	all   bool
+	dests map[string]bool
+}
+
+func (f *feedingState) apply(suspend bool, dests []string) {
+	if dests == nil {
+		f.all, f.dests = suspend, nil
+		return
+	}
+	if f.dests == nil {
+		f.dests = map[string]bool{}
+	}
+	for _, d := range dests {
+		if suspend {
+			f.dests[d] = true
+		} else {
+			delete(f.dests, d)
+		}
+	}
+}
+
+func (f *feedingState) sorted() []string {
+	out := make([]string, 0, len(f.dests))
+	for d := range f.dests {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // CollectionCounts count what went through a collection's queue.
@@ -241,6 +329,11 @@ type MNS struct {
 	nextKA  time.Time
 	fo      failover        // failure handling (failover.go)
 	busy    map[ConnID]bool // connections whose send queue is full (SetBusy)
+	// dnsStats are the DNS counters (dnsstats.go); dnsSecond and
+	// dnsInSecond count the lookups of the current second.
+	dnsStats    DNSStats
+	dnsSecond   int64
+	dnsInSecond int64
 }
 
 type dnsKey struct {
@@ -275,6 +368,12 @@ func (m *MNS) logf(level slog.Level, msg string, args ...any) {
 
 func (m *MNS) send(id ConnID, msg cmt.Message) {
 	m.out = append(m.out, Send{Conn: id, Message: msg, Priority: cmt.DefaultPriority(msg.Code())})
+}
+
+// sendAfterAdd queues msg at the priority of CMD_ADM_CONF_ADD, so that it
+// arrives after the collection's configuration.
+func (m *MNS) sendAfterAdd(id ConnID, msg cmt.Message) {
+	m.out = append(m.out, Send{Conn: id, Message: msg, Priority: cmt.DefaultPriority(cmt.CmdAdmConfAdd)})
 }
 
 func (m *MNS) closeConn(c *conn, reason string) {
@@ -355,6 +454,9 @@ func (m *MNS) Disconnect(id ConnID, now time.Time) []Action {
 	}
 	node := c.nodeID
 	delete(m.nodes, node)
+	for _, col := range m.colls {
+		delete(col.gauges, node) // it crawls nothing while it is away
+	}
 	if wasBusy {
 		// Entries held for the full connection wait for the node
 		// scheduler's next registration like any other of its entries.
@@ -428,7 +530,7 @@ func (m *MNS) Receive(id ConnID, msg cmt.Message, now time.Time) []Action {
 		m.uriIn(c, x.Collection, &x.Entry, true, now)
 	case *cmt.UMStat:
 		if col := m.colls[x.Collection]; col != nil && !col.removing {
-			col.stats.Add(x.Stats)
+			col.stats.Add(col.takeGauges(c.nodeID, x.Stats))
 		} else {
 			m.logf(slog.LevelDebug, "multinode: statistics for an unknown collection ignored", "node", c.nodeID, "collection", x.Collection)
 		}
@@ -513,9 +615,17 @@ func (m *MNS) register(c *conn, init *cmt.UMInit, now time.Time) {
 		}
 		col.epoch++
 		m.send(c.id, &cmt.AdmConfAdd{Collection: col.spec.Name, Config: cmt.CrawlConfig{Collections: []cmt.Collection{col.spec.Dict}}, Epoch: col.epoch})
+		// The collection's suspensions follow the CMD_ADM_CONF_ADD at its
+		// priority: at their own (high) one they would overtake it and reach
+		// a node scheduler that does not have the collection yet.
 		switch col.state {
 		case cmt.StateSuspendedUser, cmt.StateSuspendedDisk, cmt.StateSuspendedDelay:
-			m.send(c.id, &cmt.AdmConfSuspend{Collection: col.spec.Name, State: col.state})
+			m.sendAfterAdd(c.id, &cmt.AdmConfSuspend{Collection: col.spec.Name, State: col.state})
+		}
+		if col.feeding.all {
+			m.sendAfterAdd(c.id, &cmt.AdmConfFeedingSuspend{Collection: col.spec.Name, Suspend: true})
+		} else if len(col.feeding.dests) > 0 {
+			m.sendAfterAdd(c.id, &cmt.AdmConfFeedingSuspend{Collection: col.spec.Name, Suspend: true, Destinations: col.feeding.sorted()})
 		}
 		if first && !m.cfg.SkipAskRoute {
 			if col.rebuild == nil {
@@ -595,13 +705,14 @@ func (m *MNS) freshAddrs(host string, now time.Time) (*dnsEntry, bool) {
 }
 
 // lookup starts resolving host unless a lookup is in flight.
-func (m *MNS) lookup(host string, waiter ConnID, hasWaiter bool) {
+func (m *MNS) lookup(host string, waiter ConnID, hasWaiter bool, now time.Time) {
 	w, inflight := m.lookups[host]
 	if hasWaiter {
 		w = append(w, waiter)
 	}
 	m.lookups[host] = w
 	if !inflight {
+		m.countLookup(host, now.Unix())
 		m.out = append(m.out, Lookup{Host: host})
 	}
 }
@@ -613,10 +724,11 @@ func (m *MNS) dnsRequest(c *conn, req *cmt.UMDNSRequest, now time.Time) {
 		return
 	}
 	if e, ok := m.freshAddrs(host, now); ok {
+		m.dnsStats.CacheHits++
 		m.send(c.id, m.dnsReply(req.Site, e, now))
 		return
 	}
-	m.lookup(host, c.id, true)
+	m.lookup(host, c.id, true, now)
 }
 
 // dnsReply answers a DNS request from the database (2.2.3.20): the time
@@ -650,6 +762,7 @@ func addrInfos(addrs []netip.Addr) []cmt.AddrInfo {
 // The result enters the DNS database, every node scheduler waiting for it
 // gets its CMD_UM_DNS_REPLY, and the entries waiting for the host move on.
 func (m *MNS) DNSResult(host string, addrs []netip.Addr, err error, now time.Time) []Action {
+	m.countResult(err)
 	e := &dnsEntry{at: now, ttl: m.cfg.DNSTTL}
 	if err != nil || len(addrs) == 0 {
 		e.ttl = m.cfg.DNSNegativeTTL
@@ -896,7 +1009,7 @@ func (m *MNS) dispatch(col *collection, q queued, now time.Time) {
 		e, ok := m.freshAddrs(q.site, now)
 		if !ok {
 			m.park(col, "dns:"+q.site, q)
-			m.lookup(q.site, 0, false)
+			m.lookup(q.site, 0, false, now)
 			return
 		}
 		addrs = e.addrs
@@ -1201,10 +1314,15 @@ func (m *MNS) RefreshCollection(name, sub string, flags cmt.RefreshFlags) ([]Act
 
 // SuspendFeeding suspends (or resumes) feeding to the named destinations,
 // all of them when dests is nil (CMD_ADM_CONF_FEEDING_SUSPEND).
+// The state is kept and sent again to every node scheduler that
+// registers, as the collection's suspension is: a node scheduler that
+// was not connected when the command came gets it too.
 func (m *MNS) SuspendFeeding(name string, suspend bool, dests []string) ([]Action, error) {
-	if _, err := m.live(name); err != nil {
+	col, err := m.live(name)
+	if err != nil {
 		return m.flush(), err
 	}
+	col.feeding.apply(suspend, dests)
 	m.broadcast(&cmt.AdmConfFeedingSuspend{Collection: name, Suspend: suspend, Destinations: dests})
 	return m.flush(), nil
 }
@@ -1371,7 +1489,7 @@ func (m *MNS) Stats(name string) (marshal.Dict, bool) {
 	if col == nil {
 		return nil, false
 	}
-	return col.stats.Dict(), true
+	return col.withGauges(col.stats.Dict()), true
 }
 
 // Route returns the node scheduler and routing attribute of a host in a

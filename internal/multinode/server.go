@@ -80,6 +80,9 @@ type Server struct {
 	// HostsFallback, names it lacks go to the system resolver.
 	HostsFile     string
 	HostsFallback bool
+	// DNSServer, if set ("host:port"), receives the system resolver's
+	// queries instead of the name servers of /etc/resolv.conf.
+	DNSServer string
 	// Logger receives the operator's log (nil discards it).
 	Logger *slog.Logger
 	// Clock returns the current time (nil: time.Now).
@@ -117,6 +120,8 @@ type Server struct {
 	addr    net.Addr
 	nextID  ConnID
 	idMu    sync.Mutex
+	// wire counts the built-in resolver's DNS traffic (dnsstats.go).
+	wire dnsWire
 }
 
 type eventKind uint8
@@ -247,7 +252,8 @@ func (s *Server) Run(ctx context.Context) error {
 	if res == nil {
 		var fallback Resolver
 		if s.HostsFile == "" || s.HostsFallback {
-			fallback = NetResolver{}
+			s.wire.server = s.DNSServer
+			fallback = NetResolver{Resolver: &net.Resolver{PreferGo: true, Dial: s.wire.dial}}
 		}
 		if s.HostsFile != "" {
 			hr, err := LoadHostsFile(s.HostsFile, fallback)
@@ -878,6 +884,15 @@ func (s *Server) Nodes(ctx context.Context) ([]NodeInfo, error) {
 func (s *Server) CollectionInfos(ctx context.Context) ([]CollectionInfo, error) {
 	var out []CollectionInfo
 	err := s.op(ctx, func(m *MNS, _ time.Time) ([]Action, error) { out = m.Collections(); return nil, nil })
+	return out, err
+}
+
+// DNSStats returns the DNS counters (MS-FSCADM global statistics),
+// with the bytes the built-in resolver sent and received.
+func (s *Server) DNSStats(ctx context.Context) (DNSStats, error) {
+	var out DNSStats
+	err := s.op(ctx, func(m *MNS, _ time.Time) ([]Action, error) { out = m.DNSStats(); return nil, nil })
+	out.Written, out.Read = s.wire.written.Load(), s.wire.read.Load()
 	return out, err
 }
 

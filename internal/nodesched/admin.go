@@ -2,6 +2,7 @@ package nodesched
 
 import (
 	"context"
+	"fmt"
 	"mime"
 	"sort"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/frontier"
+	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/urls"
 )
 
@@ -108,14 +110,17 @@ func (m *Machine) SiteStats(coll string) map[string]Counters {
 
 // SetRefreshOnly turns the refresh-only mode of a collection on or off
 // (MS-FSCADM CollectionEnableRefreshOnly): while it is on, a queued URI
-// that is not in the crawl store is dropped instead of fetched. It
-// reports whether the collection exists.
+// that is not in the crawl store is dropped instead of fetched. The mode
+// is saved in the crawl store. It reports whether the collection exists.
 func (m *Machine) SetRefreshOnly(coll string, on bool) bool {
 	c := m.colls[coll]
 	if c == nil {
 		return false
 	}
 	c.refreshOnly = on
+	if err := m.saveAdminModes(c); err != nil {
+		m.log.Error("nodesched: saving the refresh-only mode; it will not survive a restart", "collection", coll, "err", err)
+	}
 	return true
 }
 
@@ -282,4 +287,89 @@ func (d *Driver) SiteStats() map[string]map[string]Counters {
 		out[coll] = m
 	}
 	return out
+}
+
+// The administrator's modes of a collection survive a restart (and a
+// kill -9): its feeding suspension (CMD_ADM_CONF_FEEDING_SUSPEND) and its
+// refresh-only mode are kept in the crawl store's meta space, written
+// (synced) when they change and read back when the collection is set up
+// again, before it queues or feeds anything:
+//
+//	'm' "adm/f/" lp(collection) -> 0x01 if every destination is
+//	                               suspended, then lp(destination)...
+//	'm' "adm/r/" lp(collection) -> present while refresh-only is on
+const (
+	admFeedingPrefix     = "adm/f/"
+	admRefreshOnlyPrefix = "adm/r/"
+)
+
+func admKey(prefix, coll string) []byte { return store.AppendLP([]byte(prefix), coll) }
+
+// saveAdminModes writes the collection's feeding suspension and
+// refresh-only mode.
+func (m *Machine) saveAdminModes(c *collection) error {
+	b := m.st.NewBatch()
+	fk, rk := admKey(admFeedingPrefix, c.s.Name), admKey(admRefreshOnlyPrefix, c.s.Name)
+	var err error
+	if c.feeding.All || len(c.feeding.Destinations) > 0 {
+		v := []byte{0}
+		if c.feeding.All {
+			v[0] = 1
+		}
+		dests := make([]string, 0, len(c.feeding.Destinations))
+		for d := range c.feeding.Destinations {
+			dests = append(dests, d)
+		}
+		sort.Strings(dests)
+		for _, d := range dests {
+			v = store.AppendLP(v, d)
+		}
+		err = b.SetRaw(store.SpaceMeta, fk, v)
+	} else {
+		err = b.DeleteRaw(store.SpaceMeta, fk)
+	}
+	if err == nil && c.refreshOnly {
+		err = b.SetRaw(store.SpaceMeta, rk, []byte{1})
+	} else if err == nil {
+		err = b.DeleteRaw(store.SpaceMeta, rk)
+	}
+	if err != nil {
+		b.Discard()
+		return err
+	}
+	return b.CommitSync()
+}
+
+// loadAdminModes reads a collection's saved feeding suspension and
+// refresh-only mode (both off when none was saved).
+func (m *Machine) loadAdminModes(coll string) (FeedingState, bool, error) {
+	var st FeedingState
+	v, ok, err := m.st.GetRaw(store.SpaceMeta, admKey(admFeedingPrefix, coll))
+	if err != nil {
+		return st, false, err
+	}
+	if ok && len(v) > 0 {
+		st.All = v[0] == 1
+		for rest := v[1:]; len(rest) > 0; {
+			d, r, err := store.ReadLP(rest)
+			if err != nil {
+				return FeedingState{}, false, fmt.Errorf("nodesched: collection %s: saved feeding state: %w", coll, err)
+			}
+			if st.Destinations == nil {
+				st.Destinations = map[string]bool{}
+			}
+			st.Destinations[d] = true
+			rest = r
+		}
+	}
+	_, ro, err := m.st.GetRaw(store.SpaceMeta, admKey(admRefreshOnlyPrefix, coll))
+	return st, ro, err
+}
+
+// forgetAdminModes removes a deleted collection's saved modes in b.
+func forgetAdminModes(b *store.Batch, coll string) error {
+	if err := b.DeleteRaw(store.SpaceMeta, admKey(admFeedingPrefix, coll)); err != nil {
+		return err
+	}
+	return b.DeleteRaw(store.SpaceMeta, admKey(admRefreshOnlyPrefix, coll))
 }

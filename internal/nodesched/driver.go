@@ -197,7 +197,11 @@ func (d *Driver) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	if d.cfg.SourceIP != "" {
 		nd.LocalAddr = &net.TCPAddr{IP: net.ParseIP(d.cfg.SourceIP)}
 	}
-	return nd.DialContext(ctx, network, net.JoinHostPort(ip, port))
+	c, err := nd.DialContext(ctx, network, net.JoinHostPort(ip, port))
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: c}, nil // WriteNet (wire.go)
 }
 
 func (d *Driver) resolve(ctx context.Context, host string) (string, error) {

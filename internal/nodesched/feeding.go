@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/trawl/trawl/internal/cmt"
@@ -96,6 +97,49 @@ type feedColl struct {
 	cancel  context.CancelFunc // of the running feeder
 	done    chan struct{}
 	state   FeedingState
+	// results counts the primary destinations' answers (feedResults).
+	results feedResults
+}
+
+// feedResults counts the answers of a collection's primary destinations
+// (feed.FeederOptions.OnResult) for the MS-FSCADM PP statistics; the
+// feeders' goroutines update them.
+type feedResults struct {
+	fed, succeeded, failed, deleted atomic.Int64
+}
+
+func (r *feedResults) add(res feed.Result) {
+	switch {
+	case res.Err != nil:
+		r.failed.Add(1)
+		if res.Kind != feed.Remove {
+			r.fed.Add(1)
+		}
+	case res.Kind == feed.Remove:
+		r.deleted.Add(1)
+	default:
+		r.fed.Add(1)
+		r.succeeded.Add(1)
+	}
+}
+
+// syncFeedCounters copies the answers counted for collection c into its
+// counters (pp_fed, pp_succeeded, pp_failed, pp_deleted: cumulative,
+// like every counter), so that Stats and CMD_UM_STAT carry them.
+func (m *Machine) syncFeedCounters(c *collection) {
+	if m.cfg.Feeding == nil {
+		return
+	}
+	fc := m.cfg.Feeding.coll(c.s.Name)
+	if fc == nil {
+		return
+	}
+	for k, v := range map[string]int64{"pp_fed": fc.results.fed.Load(), "pp_succeeded": fc.results.succeeded.Load(),
+		"pp_failed": fc.results.failed.Load(), "pp_deleted": fc.results.deleted.Load()} {
+		if v != 0 {
+			c.stats[k] = v
+		}
+	}
 }
 
 // NewFeeding returns the feeding chain of the node scheduler over st.
@@ -277,7 +321,10 @@ func markKey(coll, uri string) []byte { return append(markPrefix(coll), uri...) 
 // setup makes sure coll has an outbox and a feeder for its current
 // feeding section; a changed section replaces the feeder (operations for
 // destinations no longer configured stay in the outbox).
-func (f *Feeding) setup(coll string, dests []config.Destination) (*feedColl, error) {
+//
+// st is the collection's suspension, in force before its feeder starts
+// (a suspended collection restored from the store feeds nothing).
+func (f *Feeding) setup(coll string, dests []config.Destination, st FeedingState) (*feedColl, error) {
 	targets, err := feed.Targets(coll, dests)
 	if err != nil {
 		return nil, fmt.Errorf("nodesched: collection %s: %w", coll, err)
@@ -286,6 +333,8 @@ func (f *Feeding) setup(coll string, dests []config.Destination) (*feedColl, err
 	defer f.mu.Unlock()
 	fc := f.colls[coll]
 	if fc != nil && sameTargets(fc.targets, targets) {
+		fc.state = st
+		f.applyState(fc)
 		return fc, nil
 	}
 	if fc == nil {
@@ -298,11 +347,19 @@ func (f *Feeding) setup(coll string, dests []config.Destination) (*feedColl, err
 	} else {
 		f.stopLocked(fc)
 	}
-	fr, err := feed.NewFeeder(fc.ob, targets, f.cfg.Dial, f.cfg.Feeder)
+	opts := f.cfg.Feeder
+	next := opts.OnResult
+	opts.OnResult = func(r feed.Result) {
+		fc.results.add(r)
+		if next != nil {
+			next(r)
+		}
+	}
+	fr, err := feed.NewFeeder(fc.ob, targets, f.cfg.Dial, opts)
 	if err != nil {
 		return nil, fmt.Errorf("nodesched: collection %s: %w", coll, err)
 	}
-	fc.targets, fc.feeder = targets, fr
+	fc.targets, fc.feeder, fc.state = targets, fr, st
 	f.applyState(fc)
 	if f.ctx != nil {
 		f.startLocked(fc)
@@ -463,11 +520,8 @@ func (m *Machine) feedSetup(name string, s *Settings, st FeedingState) error {
 	if m.cfg.Feeding == nil {
 		return nil
 	}
-	if _, err := m.cfg.Feeding.setup(name, s.Eff.Feeding()); err != nil {
-		return err
-	}
-	m.cfg.Feeding.setSuspended(name, st)
-	return nil
+	_, err := m.cfg.Feeding.setup(name, s.Eff.Feeding(), st)
+	return err
 }
 
 // takeStepFeed returns and clears the operations of the current step.
@@ -538,6 +592,12 @@ func (m *Machine) feedPresent(c *collection, b *store.Batch, rec *store.URIRecor
 	}
 	op := docOp(rec, body, flags, fed)
 	op.Anchors = m.anchors(c.s.Name, rec.URI)
+	switch { // PPAdded, PPModified (collection counters only)
+	case !fed:
+		c.stats["pp_added"]++
+	case cs != nil && string(sum) != string(cs):
+		c.stats["pp_modified"]++
+	}
 	return []feed.Operation{op}, nil
 }
 

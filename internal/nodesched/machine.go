@@ -312,6 +312,7 @@ func (m *Machine) Settings(coll string) *Settings {
 // Stats returns the running counters of coll.
 func (m *Machine) Stats(coll string) Counters {
 	if c := m.colls[coll]; c != nil {
+		m.syncFeedCounters(c)
 		out := c.stats.clone()
 		fs := c.front.Stats()
 		out["queued"] = int64(fs.Queued)
@@ -348,7 +349,11 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if err := m.feedSetup(cc.Name, s, FeedingState{}); err != nil {
+	feeding, refreshOnly, err := m.loadAdminModes(cc.Name) // admin.go
+	if err != nil {
+		return err
+	}
+	if err := m.feedSetup(cc.Name, s, feeding); err != nil {
 		return err
 	}
 	f, err := frontier.Open(m.st, s.Frontier, m.log, now)
@@ -357,7 +362,8 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 	}
 	c := &collection{s: s, gen: 1, front: f, state: cmt.StateActive, quar: map[string]time.Time{},
 		inflight: map[string]int{}, flying: map[string]int{}, deferred: map[string]*Job{}, stats: Counters{}, reported: Counters{},
-		sites: map[string]Counters{}, reportedSites: map[string]Counters{}}
+		sites: map[string]Counters{}, reportedSites: map[string]Counters{},
+		feeding: feeding, refreshOnly: refreshOnly}
 	m.colls[cc.Name] = c
 	m.order = append(m.order, cc.Name)
 	if s.UseDupServers {
@@ -623,6 +629,9 @@ func (m *Machine) Handle(from Peer, msg cmt.Message, now time.Time) error {
 		if c := m.colls[x.Collection]; c != nil {
 			m.feedingSuspend(c, x)
 			m.feedSuspended(c)
+			if err := m.saveAdminModes(c); err != nil { // admin.go
+				m.log.Error("nodesched: saving the feeding state; it will not survive a restart", "collection", c.s.Name, "err", err)
+			}
 		}
 	case *cmt.UMAddRoute: // 3.1.5.7
 		return m.addRoute(x, now)
@@ -894,6 +903,9 @@ func (m *Machine) remove(name string) error {
 			}
 		}
 		ops, err := m.feedRemoveCollection(name, b)
+		if err == nil {
+			err = forgetAdminModes(b, name)
+		}
 		if err != nil {
 			b.Discard()
 			return err

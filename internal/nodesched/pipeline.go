@@ -142,6 +142,10 @@ type Outcome struct {
 	// let expire (del_expired_links), deleted once the step is committed.
 	Channel bool
 	Expired []Link
+
+	// BytesSent counts the bytes written on the connections for the
+	// request (WriteNet; wire.go).
+	BytesSent int64
 	// RenderErr is why use_javascript could not render the page (its
 	// links then come from the HTML as fetched).
 	RenderErr error
@@ -320,7 +324,10 @@ func (p *Pipeline) paceKeys(j *Job) []string {
 // is ready, until the previous request on the same keys started at least d
 // ago: the spacing then holds at the moment the request is written, however
 // long the dial or the timers took.
-func (p *Pipeline) wait(ctx context.Context, j *Job, d time.Duration) (context.Context, *reqTrace, error) {
+//
+// sent, if not nil, counts the bytes written for the requests
+// (wire.go).
+func (p *Pipeline) wait(ctx context.Context, j *Job, d time.Duration, sent *sentCounter) (context.Context, *reqTrace, error) {
 	keys := p.paceKeys(j)
 	start := p.pacer.reserve(p.Now(), d, keys...)
 	if err := p.Sleep(ctx, start.Sub(p.Now())); err != nil {
@@ -330,7 +337,10 @@ func (p *Pipeline) wait(ctx context.Context, j *Job, d time.Duration) (context.C
 	if p.Record != nil {
 		tr = &reqTrace{}
 	}
-	gate := func(httptrace.GotConnInfo) {
+	gate := func(info httptrace.GotConnInfo) {
+		if sent != nil {
+			sent.gotConn(info)
+		}
 		for {
 			now := p.Now()
 			w := p.pacer.begin(now, d, keys...)
@@ -347,7 +357,11 @@ func (p *Pipeline) wait(ctx context.Context, j *Job, d time.Duration) (context.C
 			}
 		}
 	}
-	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: gate}), tr, nil
+	trace := &httptrace.ClientTrace{GotConn: gate}
+	if sent != nil {
+		trace.GotFirstResponseByte = sent.gotFirstByte
+	}
+	return httptrace.WithClientTrace(ctx, trace), tr, nil
 }
 
 // robotsFor returns the robots rules of the job's site, downloading them
@@ -386,7 +400,7 @@ func (p *Pipeline) robotsFor(ctx context.Context, j *Job) (rules *robots.Rules, 
 		return r, false, nil
 	}
 	rd := j.S.delayAt(p.Now())
-	rctx, tr, err := p.wait(ctx, j, rd)
+	rctx, tr, err := p.wait(ctx, j, rd, nil)
 	if err != nil {
 		return nil, false, err
 	}
@@ -454,7 +468,8 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 			return out
 		}
 	}
-	fctx, tr, err := p.wait(ctx, j, delay)
+	var sent sentCounter
+	fctx, tr, err := p.wait(ctx, j, delay, &sent)
 	if err != nil {
 		out.Err, out.Kind = err, fetch.KindCanceled
 		return out
@@ -470,6 +485,7 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 	out.Start = p.Now()
 	resp, err := fetchDoc(fctx, s, fetcherFor(s, j), u, req)
 	out.Duration = p.Now().Sub(out.Start)
+	out.BytesSent = sent.Total()
 	if tr != nil {
 		p.record(tr, j, j.Fetch.URI, false, delay)
 	}

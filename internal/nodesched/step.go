@@ -157,6 +157,7 @@ func (m *Machine) NextTimer() time.Time {
 }
 
 func (m *Machine) reportStats(c *collection) {
+	m.syncFeedCounters(c)
 	d := marshal.Dict{}
 	keys := make([]string, 0, len(c.stats))
 	for k := range c.stats {
@@ -394,6 +395,7 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 		}
 	}
 	c.count("bytes", o.BytesOnWire)
+	c.count("bytes_sent", o.BytesSent)
 	result := frontier.Result{Outcome: frontier.Fetched}
 	key := ""
 	switch {

@@ -1,8 +1,10 @@
 package stats
 
 import (
+	"maps"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -37,6 +39,9 @@ var counterCounts = []struct{ attr, counter string }{
 	{"Retries", "retries"}, {"HasLastMod", "has_lastmod"}, {"HasETag", "has_etag"},
 	{"HasSitemap", "robots_sitemaps"}, {"NodeSchedulerFwd", "uris_to_multinode"},
 	{"LocalFwd", "links_other"}, {"Local", "links_local"},
+	// The collection's feeding (2.2.4.10); a site record has none of them.
+	{"PPAdded", "pp_added"}, {"PPModified", "pp_modified"}, {"PPFed", "pp_fed"},
+	{"PPSucceeded", "pp_succeeded"}, {"PPFailed", "pp_failed"}, {"PPDeleted", "pp_deleted"},
 }
 
 // URISkipCounters and DocSkipCounters map the skip codes of MS-FSCADM
@@ -72,10 +77,13 @@ var (
 // to r, a site or collection record:
 //
 //	Processed, Downloaded, Stored, Modified, Deleted, Unchanged, Retries,
-//	HasLastMod, HasETag, HasSitemap, NodeSchedulerFwd, LocalFwd, Local
-//	                    one update of 1 per event (processed, fetched, ...)
+//	HasLastMod, HasETag, HasSitemap, NodeSchedulerFwd, LocalFwd, Local,
+//	PPAdded, PPModified, PPFed, PPSucceeded, PPFailed, PPDeleted
+//	                    one update of 1 per event (processed, fetched,
+//	                    pp_added, ...)
 //	DBUpdates           processed + deleted
 //	ReadNet             bytes, one update per processed URI
+//	WriteNet            bytes_sent, one update per processed URI
 //	DLTime              dl_time_us in seconds (dl_time_us_n updates)
 //	DocSize             doc_bytes (doc_bytes_n updates)
 //	HTTPResponse        http_<code>
@@ -85,7 +93,7 @@ var (
 // max is the engine's largest sample so far of DLTime and DocSize
 // (dl_time_us_max, doc_bytes_max): deltas cannot carry a maximum, so the
 // caller passes the cumulative values (nil: unknown, the average is used).
-// WriteNet stays 0: the engine does not count request bytes.
+// PPURLsChange, PPPartialUpdate and PPChecksums stay 0 (docs/decisions.md).
 func ApplyCounters(r *Record, d map[string]int64, max map[string]int64) {
 	for _, c := range counterCounts {
 		if v := d[c.counter]; v > 0 {
@@ -98,6 +106,10 @@ func ApplyCounters(r *Record, d map[string]int64, max map[string]int64) {
 	if v, n := d["bytes"], d["processed"]; v > 0 || n > 0 {
 		n = int64(math.Max(float64(n), 1))
 		_ = r.AddSummary("ReadNet", float64(v), 0, float64(v), n)
+	}
+	if v, n := d["bytes_sent"], d["processed"]; v > 0 {
+		n = int64(math.Max(float64(n), 1))
+		_ = r.AddSummary("WriteNet", float64(v), 0, float64(v), n)
 	}
 	sample := func(attr, key string, scale float64) {
 		sum, n := d[key], d[key+"_n"]
@@ -165,9 +177,10 @@ func CounterDelta(cur, prev map[string]int64) map[string]int64 {
 // (Fold), with a new refresh cycle whenever the engine's refresh_cycles
 // counter grows. It is not safe for concurrent use.
 type Tracker struct {
-	keep   int
-	global *Series
-	colls  map[string]*tracked
+	keep    int
+	global  *Series
+	colls   map[string]*tracked
+	lastDNS DNSCounters
 }
 
 type tracked struct {
@@ -310,4 +323,64 @@ func (t *Tracker) Fold(now float64) {
 			s.Fold(now)
 		}
 	}
+}
+
+// DNSCounters are a resolver's cumulative DNS counters (the multinode
+// scheduler's), the source of the global statistics (2.2.4.8).
+type DNSCounters struct {
+	Requests, Responses, Retries, Timeouts int64
+	// Written and Read are bytes of DNS traffic.
+	Written, Read int64
+	// RCodes counts responses by RCODE.
+	RCodes map[int]int64
+	// MaxRate is the most requests sent within one second.
+	MaxRate int64
+}
+
+// ApplyDNS adds the change from prev to cur to a global record:
+// DNSRequests, DNSResponses, DNSRetries, DNSTimeout (one update of 1 per
+// event), DNSWrite and DNSRead (one update per request), the DNSResponse
+// histogram and DNSRateLimit (cur.MaxRate). A counter that went down
+// means the resolver restarted: its whole value is the change.
+func ApplyDNS(r *Record, cur, prev DNSCounters) {
+	delta := func(c, p int64) int64 {
+		if c < p {
+			return c
+		}
+		return c - p
+	}
+	for _, x := range []struct {
+		attr string
+		c, p int64
+	}{{"DNSRequests", cur.Requests, prev.Requests}, {"DNSResponses", cur.Responses, prev.Responses},
+		{"DNSRetries", cur.Retries, prev.Retries}, {"DNSTimeout", cur.Timeouts, prev.Timeouts}} {
+		if v := delta(x.c, x.p); v > 0 {
+			_ = r.AddSummary(x.attr, float64(v), 1, 1, v)
+		}
+	}
+	n := max(delta(cur.Requests, prev.Requests), 1)
+	for _, x := range []struct {
+		attr string
+		c, p int64
+	}{{"DNSWrite", cur.Written, prev.Written}, {"DNSRead", cur.Read, prev.Read}} {
+		if v := delta(x.c, x.p); v > 0 {
+			_ = r.AddSummary(x.attr, float64(v), 0, float64(v), n)
+		}
+	}
+	for code, c := range cur.RCodes {
+		if v := delta(c, prev.RCodes[code]); v > 0 {
+			_ = r.Observe("DNSResponse", strconv.Itoa(code), float64(v))
+		}
+	}
+	if cur.MaxRate != prev.MaxRate || r.Updates("DNSRateLimit") == 0 && cur.MaxRate > 0 {
+		_ = r.Set("DNSRateLimit", float64(cur.MaxRate))
+	}
+}
+
+// UpdateGlobal feeds a snapshot of the resolver's cumulative DNS counters
+// into the global series.
+func (t *Tracker) UpdateGlobal(cur DNSCounters) {
+	ApplyDNS(t.global.Delta(), cur, t.lastDNS)
+	t.lastDNS = cur
+	t.lastDNS.RCodes = maps.Clone(cur.RCodes)
 }
