@@ -298,9 +298,12 @@ func (d *Driver) SiteStats() map[string]map[string]Counters {
 //	'm' "adm/f/" lp(collection) -> 0x01 if every destination is
 //	                               suspended, then lp(destination)...
 //	'm' "adm/r/" lp(collection) -> present while refresh-only is on
+//	'm' "adm/s/" lp(collection) -> the suspended state (one byte, MS-FSCMT
+//	                               2.2.5.4) while crawling is suspended
 const (
 	admFeedingPrefix     = "adm/f/"
 	admRefreshOnlyPrefix = "adm/r/"
+	admSuspendPrefix     = "adm/s/"
 )
 
 func admKey(prefix, coll string) []byte { return store.AppendLP([]byte(prefix), coll) }
@@ -366,9 +369,49 @@ func (m *Machine) loadAdminModes(coll string) (FeedingState, bool, error) {
 	return st, ro, err
 }
 
+// saveCrawlState writes whether (and how) crawling of the collection is
+// suspended (CMD_ADM_CONF_SUSPEND / CMD_ADM_CONF_RESUME).
+func (m *Machine) saveCrawlState(c *collection) error {
+	b := m.st.NewBatch()
+	k := admKey(admSuspendPrefix, c.s.Name)
+	var err error
+	switch c.state {
+	case cmt.StateSuspendedUser, cmt.StateSuspendedDisk, cmt.StateSuspendedDelay:
+		err = b.SetRaw(store.SpaceMeta, k, []byte{byte(c.state)})
+	default:
+		err = b.DeleteRaw(store.SpaceMeta, k)
+	}
+	if err != nil {
+		b.Discard()
+		return err
+	}
+	return b.CommitSync()
+}
+
+// loadCrawlState reads a collection's saved crawl suspension
+// (cmt.StateActive when none was saved).
+func (m *Machine) loadCrawlState(coll string) (cmt.CollectionState, error) {
+	v, ok, err := m.st.GetRaw(store.SpaceMeta, admKey(admSuspendPrefix, coll))
+	if err != nil || !ok {
+		return cmt.StateActive, err
+	}
+	if len(v) != 1 {
+		return cmt.StateActive, fmt.Errorf("nodesched: collection %s: saved crawl state of %d bytes", coll, len(v))
+	}
+	switch st := cmt.CollectionState(v[0]); st {
+	case cmt.StateSuspendedUser, cmt.StateSuspendedDisk, cmt.StateSuspendedDelay:
+		return st, nil
+	default:
+		return cmt.StateActive, fmt.Errorf("nodesched: collection %s: saved crawl state %d", coll, v[0])
+	}
+}
+
 // forgetAdminModes removes a deleted collection's saved modes in b.
 func forgetAdminModes(b *store.Batch, coll string) error {
 	if err := b.DeleteRaw(store.SpaceMeta, admKey(admFeedingPrefix, coll)); err != nil {
+		return err
+	}
+	if err := b.DeleteRaw(store.SpaceMeta, admKey(admSuspendPrefix, coll)); err != nil {
 		return err
 	}
 	return b.DeleteRaw(store.SpaceMeta, admKey(admRefreshOnlyPrefix, coll))

@@ -40,28 +40,38 @@ func TestAdminModesPersist(t *testing.T) {
 	type modes struct {
 		Feeding     FeedingState
 		RefreshOnly bool
+		Crawl       cmt.CollectionState
 	}
 	for _, tc := range []struct {
 		name string
 		do   func(m *Machine) error
 		want modes
 	}{
-		{"nothing set", func(m *Machine) error { return nil }, modes{}},
+		{"nothing set", func(m *Machine) error { return nil }, modes{Crawl: cmt.StateActive}},
 		{"all suspended, refresh-only", func(m *Machine) error {
 			m.SetRefreshOnly("c1", true)
 			return m.Handle(MNS, &cmt.AdmConfFeedingSuspend{Collection: "c1", Suspend: true}, now)
-		}, modes{FeedingState{All: true}, true}},
+		}, modes{FeedingState{All: true}, true, cmt.StateActive}},
+		{"crawling suspended", func(m *Machine) error {
+			return m.Handle(MNS, &cmt.AdmConfSuspend{Collection: "c1", State: cmt.StateSuspendedUser}, now)
+		}, modes{FeedingState{All: true}, true, cmt.StateSuspendedUser}},
+		{"crawling resumed", func(m *Machine) error {
+			return m.Handle(MNS, &cmt.AdmConfResume{Collection: "c1"}, now)
+		}, modes{FeedingState{All: true}, true, cmt.StateActive}},
 		{"two destinations suspended", func(m *Machine) error {
 			m.SetRefreshOnly("c1", false)
 			if err := m.Handle(MNS, &cmt.AdmConfFeedingSuspend{Collection: "c1", Suspend: false}, now); err != nil {
 				return err
 			}
 			return m.Handle(MNS, &cmt.AdmConfFeedingSuspend{Collection: "c1", Suspend: true, Destinations: []string{"b", "a"}}, now)
-		}, modes{FeedingState{Destinations: map[string]bool{"a": true, "b": true}}, false}},
+		}, modes{FeedingState{Destinations: map[string]bool{"a": true, "b": true}}, false, cmt.StateActive}},
 		{"removed", func(m *Machine) error {
 			m.SetRefreshOnly("c1", true)
+			if err := m.Handle(MNS, &cmt.AdmConfSuspend{Collection: "c1", State: cmt.StateSuspendedUser}, now); err != nil {
+				return err
+			}
 			return m.Handle(MNS, &cmt.AdmConfRemove{Collection: "c1"}, now)
-		}, modes{}},
+		}, modes{Crawl: cmt.StateActive}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, st := open()
@@ -71,7 +81,7 @@ func TestAdminModesPersist(t *testing.T) {
 			st.Close()
 			m, st = open()
 			defer st.Close()
-			got := modes{m.Feeding("c1"), m.RefreshOnly("c1")}
+			got := modes{m.Feeding("c1"), m.RefreshOnly("c1"), m.colls["c1"].state}
 			if diff := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b map[string]bool) bool {
 				return len(a) == len(b) && cmp.Equal(a, b) || len(a) == 0 && len(b) == 0
 			})); diff != "" {

@@ -353,6 +353,10 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	crawlState, err := m.loadCrawlState(cc.Name)
+	if err != nil {
+		return err
+	}
 	if err := m.feedSetup(cc.Name, s, feeding); err != nil {
 		return err
 	}
@@ -360,7 +364,7 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("nodesched: collection %s: %w", cc.Name, err)
 	}
-	c := &collection{s: s, gen: 1, front: f, state: cmt.StateActive, quar: map[string]time.Time{},
+	c := &collection{s: s, gen: 1, front: f, state: crawlState, quar: map[string]time.Time{},
 		inflight: map[string]int{}, flying: map[string]int{}, deferred: map[string]*Job{}, stats: Counters{}, reported: Counters{},
 		sites: map[string]Counters{}, reportedSites: map[string]Counters{},
 		feeding: feeding, refreshOnly: refreshOnly}
@@ -620,10 +624,16 @@ func (m *Machine) Handle(from Peer, msg cmt.Message, now time.Time) error {
 				st = cmt.StateSuspendedUser
 			}
 			c.state = st
+			if err := m.saveCrawlState(c); err != nil { // admin.go
+				m.log.Error("nodesched: saving the crawl suspension; it will not survive a restart", "collection", c.s.Name, "err", err)
+			}
 		}
 	case *cmt.AdmConfResume: // 3.1.5.5
 		if c := m.colls[x.Collection]; c != nil {
 			c.state = cmt.StateActive
+			if err := m.saveCrawlState(c); err != nil {
+				m.log.Error("nodesched: saving the crawl resumption; it will not survive a restart", "collection", c.s.Name, "err", err)
+			}
 		}
 	case *cmt.AdmConfFeedingSuspend: // 3.1.5.6
 		if c := m.colls[x.Collection]; c != nil {
