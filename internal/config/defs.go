@@ -234,7 +234,8 @@ func buildSchema() *Schema {
 // honouredParams are the parameters the crawl uses, each exercised by a
 // test: "name" at top level, "section/name" in a section, "a/b/name" in
 // section b inside section a ("section/*" for every parameter of the
-// section and its template). The rows are read by
+// section and its template; "section/*/name" for a parameter of the
+// section's user-named subsections). The rows are read by
 // internal/nodesched (Compile: fetching, robots, extraction, screening,
 // duplicates, http_errors), internal/frontier (scheduling, politeness,
 // seen-set, refresh) and internal/multinode (routing). A subcollection's
@@ -270,6 +271,8 @@ var honouredParams = []string{
 	"extract_links_from_dupes",
 	"adaptive/weights/*", "adaptive/sitemap_weights/*",
 	"rss/ignore_rules", "rss/index_feed",
+	// internal/nodesched/wqlevels.go.
+	"workqueue_priority/put_scheme", "workqueue_priority/*/share",
 }
 
 // honouredLoginParams are the honoured rows of a Login element (forms
@@ -286,7 +289,9 @@ func markHonoured(d *SectionDef, paths []string) {
 		target := d
 		for _, secName := range parts[:len(parts)-1] {
 			var next *SectionDef
-			if target != nil {
+			if target != nil && secName == "*" {
+				next = target.AnySection // a user-named section (priority levels)
+			} else if target != nil {
 				for _, c := range target.Sections {
 					if c.Name == secName {
 						next = c

@@ -212,6 +212,9 @@ func Compile(c *config.Collection, env Env) (*Settings, error) {
 	if ps, err := frontier.ParsePopScheme(wq.PopScheme); err == nil {
 		fc.PopScheme = ps
 	}
+	if err := compileLevels(eff, &fc); err != nil {
+		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)
+	}
 	fc.MaxHops = s.Depth
 	// max_uri_recursion is checked by the pipeline with urls.PathRecursion,
 	// the rule the webfarm contract states; the frontier's own check is off.
