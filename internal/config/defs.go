@@ -273,6 +273,7 @@ var honouredParams = []string{
 	"rss/ignore_rules", "rss/index_feed",
 	// internal/nodesched/wqlevels.go.
 	"workqueue_priority/put_scheme", "workqueue_priority/*/share",
+	"focused/exclude_domains/*",
 }
 
 // honouredLoginParams are the honoured rows of a Login element (forms
