@@ -3,8 +3,8 @@ package nodesched
 import (
 	"fmt"
 	"net/http"
-	"strings"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
