@@ -274,6 +274,7 @@ var honouredParams = []string{
 	// internal/nodesched/wqlevels.go.
 	"workqueue_priority/put_scheme", "workqueue_priority/*/share",
 	"focused/exclude_domains/*",
+	"ftp_errors/*", // internal/nodesched/step.go (TestCrawlFTPErrors)
 }
 
 // honouredLoginParams are the honoured rows of a Login element (forms
