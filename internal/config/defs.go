@@ -275,6 +275,7 @@ var honouredParams = []string{
 	"workqueue_priority/put_scheme", "workqueue_priority/*/share",
 	"focused/exclude_domains/*",
 	"ftp_errors/*", // internal/nodesched/step.go (TestCrawlFTPErrors)
+	"rss/auto_discover", "rss/del_expired_links", // internal/nodesched/extras.go
 }
 
 // honouredLoginParams are the honoured rows of a Login element (forms

@@ -25,7 +25,7 @@ import (
 // Extra: the number of consecutive redirects that led to the URI.
 type entryMeta struct {
 	Redirects int
-	Flags     uint8 // metaFeedItem (extras.go), metaOffLang; written after Redirects when set
+	Flags     uint8 // metaFeedItem, metaFeedChannel (extras.go), metaOffLang; written after Redirects when set
 	// OffLang is the number of documents in none of the focused languages
 	// on the path to the URI since the last one in them (options.go);
 	// written after Flags when metaOffLang is set.
@@ -587,8 +587,12 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 		if l.Kind == extract.KindMetaRefresh {
 			flags |= uint32(cmt.URIFMetaRefresh)
 		}
+		var meta uint8
+		if discoveredChannel(s, l) {
+			meta = metaFeedChannel
+		}
 		seen[nu.String()] = true
-		out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: lh, Flags: flags, Anchor: l.Anchor, OffLang: offLang})
+		out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: lh, Flags: flags, Meta: meta, Anchor: l.Anchor, OffLang: offLang})
 	}
 	return out
 }
