@@ -274,7 +274,7 @@ var honouredParams = []string{
 	// internal/nodesched/wqlevels.go.
 	"workqueue_priority/put_scheme", "workqueue_priority/*/share",
 	"focused/exclude_domains/*",
-	"ftp_errors/*", // internal/nodesched/step.go (TestCrawlFTPErrors)
+	"ftp_errors/*",                               // internal/nodesched/step.go (TestCrawlFTPErrors)
 	"rss/auto_discover", "rss/del_expired_links", // internal/nodesched/extras.go
 }
 
