@@ -185,6 +185,7 @@ type Response struct {
 	FinalURL      string // after redirects
 	RedirectTrail []Hop
 	Status        int
+	Proto         string // the response's protocol ("HTTP/1.1"); "" for FTP
 	Header        http.Header
 	// Body is the decoded body, at most CutOff bytes.
 	Body []byte
@@ -339,6 +340,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 		resp.FinalURL = u.String()
 		resp.Status = hr.StatusCode
 		resp.Header = hr.Header
+		resp.Proto = hr.Proto
 		loc := hr.Header.Get("Location")
 		if !isRedirect(hr.StatusCode) || loc == "" {
 			return f.readBody(ctx, parent, hr, resp)

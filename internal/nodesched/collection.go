@@ -70,6 +70,8 @@ type Settings struct {
 	StartURIs []string
 	PPDup     cmt.Collection // the ppdup section only, for PPDUP_SET_CONFIG
 	Frontier  frontier.Config
+
+	Storage *storageSettings // diffcheck, storage and limits (storage.go, limits.go)
 }
 
 // Env is what compiling settings needs from the outside world: the dialer the
@@ -241,6 +243,9 @@ func Compile(c *config.Collection, env Env) (*Settings, error) {
 		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)
 	}
 	if err := compileOptions(s, eff); err != nil {
+		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)
+	}
+	if err := compileStorage(s, eff); err != nil {
 		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)
 	}
 	return s, nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"net/http"
 	"net/http/httptrace"
 	"net/netip"
 	"net/url"
@@ -148,6 +149,11 @@ type Outcome struct {
 	Language string
 	Unwanted string
 	Mirrors  map[string]string
+
+	// Proto and Header are the response's protocol and header
+	// (store_http_header, storage.go).
+	Proto  string
+	Header http.Header
 }
 
 // Pipeline runs crawl steps: robots.txt, politeness pacing, the fetch, link
@@ -465,6 +471,7 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 		out.ContentType = resp.ContentType
 		out.BytesOnWire = resp.BytesOnWire
 		out.Truncated = resp.Truncated
+		out.Proto, out.Header = resp.Proto, resp.Header
 		if resp.Header != nil {
 			out.ETag = resp.Header.Get("ETag")
 			out.LastModified = resp.Header.Get("Last-Modified")

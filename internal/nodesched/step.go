@@ -128,6 +128,11 @@ func (m *Machine) Tick(now time.Time) error {
 			m.reportStats(m.colls[name])
 		}
 	}
+	if m.limitsOn() {
+		if err := m.checkLimits(now, true); err != nil { // limits.go
+			return err
+		}
+	}
 	for _, name := range m.order {
 		c := m.colls[name]
 		if c.state == cmt.StateActive && c.front.RefreshDue(now) {
@@ -151,6 +156,9 @@ func (m *Machine) NextTimer() time.Time {
 	}
 	if m.nextStats.Before(t) {
 		t = m.nextStats
+	}
+	if m.limitsOn() && m.lim.next.Before(t) {
+		t = m.lim.next
 	}
 	return t
 }
@@ -194,6 +202,11 @@ func (m *Machine) reportStats(c *collection) {
 // can help).
 func (m *Machine) Next(now time.Time) (job *Job, ok bool, wake time.Time) {
 	m.now = now
+	if !now.Before(m.lim.next) && m.limitsOn() {
+		if err := m.checkLimits(now, true); err != nil { // limits.go
+			m.log.Error("nodesched: checking the limits", "err", err)
+		}
+	}
 	n := len(m.order)
 	for i := 0; i < n; i++ {
 		c := m.colls[m.order[(m.rr+i)%n]]
@@ -219,6 +232,14 @@ func (m *Machine) Next(now time.Time) (job *Job, ok bool, wake time.Time) {
 		}
 		if m.skipRefreshOnly(c, fe, j.Prev != nil, now) {
 			goto again
+		}
+		if j.Prev == nil {
+			if held, err := m.holdForLimit(c, fe, now); held { // limits.go
+				if err != nil {
+					m.log.Error("nodesched: holding a URI while a limit holds the collection", "collection", c.s.Name, "uri", fe.URI, "err", err)
+				}
+				goto again
+			}
 		}
 		m.rr = (m.rr + i + 1) % n
 		return j, true, time.Time{}
@@ -287,6 +308,11 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 	}
 	if err := m.flushSendLinks(now); err != nil {
 		return err
+	}
+	if c.s.storage().limits.maxDoc > 0 {
+		if err := m.checkCollectionLimits(c, -1, now); err != nil { // limits.go
+			return err
+		}
 	}
 	return m.afterStep(c, o)
 }
@@ -426,6 +452,9 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 	if err := m.feedStep(c, b, rec, o); err != nil {
 		return result, nil, err
 	}
+	if err := m.removeFedDocument(c, b, rec); err != nil { // storage.go
+		return result, nil, err
+	}
 	if err := b.PutURI(name, rec); err != nil {
 		return result, nil, err
 	}
@@ -498,7 +527,7 @@ func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRec
 	rec.Checksum, rec.HasChecksum = o.Checksum, o.HasChecksum
 	rec.Status = store.StatusFetched
 	rec.Owner = ""
-	if o.HasChecksum {
+	if o.HasChecksum && s.storage().diffCheck { // diffcheck off: no duplicate detection (storage.go)
 		if err := b.AddChecksumURI(name, o.Checksum, rec.URI); err != nil {
 			return err
 		}
@@ -525,10 +554,7 @@ func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRec
 		}
 	}
 	if changed || rec.Status != store.StatusDuplicate {
-		c.count("stored", 1)
-		if err := b.PutDocument(name, rec.URI, o.Body); err != nil {
-			return err
-		}
+		return m.putDocument(c, b, rec, o) // storage.go
 	}
 	return nil
 }
@@ -560,6 +586,10 @@ func (m *Machine) addOK(c *collection, x *cmt.PPDUPAddOK, now time.Time) error {
 		c.clearCur()
 	}
 	if err := b.PutURI(c.s.Name, rec); err != nil {
+		b.Discard()
+		return err
+	}
+	if err := m.dropDuplicateBody(c, b, rec); err != nil { // storage.go
 		b.Discard()
 		return err
 	}

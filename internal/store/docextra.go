@@ -150,3 +150,7 @@ func (s *Store) DocumentCodec(collection, uri string) (Codec, bool, error) {
 	}
 	return Codec(v[0]), true, nil
 }
+
+// Dir is the directory the store was opened in (on the options' file
+// system).
+func (s *Store) Dir() string { return s.dir }

@@ -66,6 +66,7 @@ type Store struct {
 	routes routeCache
 	csums  *csumFilter // checksums with an owner (ChecksumOwner's fast "no")
 	docs   docCounts   // stored documents per collection, once asked for (docextra.go)
+	dir    string
 }
 
 type pebbleLogger struct{ l *slog.Logger }
@@ -105,7 +106,7 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, wo: pebble.NoSync, codec: CodecSnappy, maxDoc: DefaultMaxDocSize}
+	s := &Store{db: db, wo: pebble.NoSync, codec: CodecSnappy, maxDoc: DefaultMaxDocSize, dir: dir}
 	if o.Sync {
 		s.wo = pebble.Sync
 	}
