@@ -156,6 +156,7 @@ func Compile(c *config.Collection, env Env) (*Settings, error) {
 	}
 	fo.Truncate = eff.Truncate()
 	fo.AcceptCompression = eff.AcceptCompression()
+	fo.HTTP10 = !eff.UseHTTP11() // use_http_1_1 off: HTTP/1.0, no keep-alive, no compression
 	fo.AllowedTypes = s.AllowedTypes
 	fo.ForceMimeDetection = eff.ForceMimetypeDetection()
 	// Redirects are not followed inside a fetch: every hop is a crawl queue
