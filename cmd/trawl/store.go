@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/trawl/trawl/internal/store"
@@ -102,6 +103,15 @@ func runStore(ctx context.Context, env *cmdEnv, args []string) error {
 	fmt.Fprintf(w, "size: %d\nhops: %d\nfetch_count: %d\nchange_count: %d\nerror_count: %d\n", r.Size, r.Hops, r.FetchCount, r.ChangeCount, r.ErrorCount)
 	if !r.LastFetched.IsZero() {
 		fmt.Fprintf(w, "last_fetched: %s (cycle %d)\n", r.LastFetched.UTC().Format(time.RFC3339Nano), r.LastFetchedCycle)
+	}
+	if hdr, ok, err := st.Header(c, r.URI); err != nil {
+		return err
+	} else if ok {
+		// The response header kept under storage/store_http_header.
+		fmt.Fprintln(w, "http_header:")
+		for _, line := range strings.Split(strings.TrimRight(string(hdr), "\r\n"), "\n") {
+			fmt.Fprintf(w, "  %s\n", strings.TrimRight(line, "\r"))
+		}
 	}
 	body, ok, err := st.Document(c, r.URI)
 	if err != nil {

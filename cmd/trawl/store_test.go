@@ -23,6 +23,9 @@ func TestStoreListGet(t *testing.T) {
 	if err := b.PutDocument("c", rec.URI, []byte("<p>hello</p>")); err != nil {
 		t.Fatal(err)
 	}
+	if err := b.PutHeader("c", rec.URI, []byte("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Served-By: farm\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
 	if err := b.Commit(); err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +43,9 @@ func TestStoreListGet(t *testing.T) {
 	}
 	if code, out := run("store", "get", "--data", dir, "http://a.test/x"); code != 0 || !strings.HasSuffix(out, "<p>hello</p>") || !strings.Contains(out, "status: fetched") {
 		t.Errorf("get: %d %q", code, out)
+	}
+	if _, out := run("store", "get", "--data", dir, "http://a.test/x"); !strings.Contains(out, "http_header:\n  HTTP/1.1 200 OK\n  Content-Type: text/html\n  X-Served-By: farm\n\n<p>hello</p>") {
+		t.Errorf("get does not show the stored response header: %q", out)
 	}
 	if code, _ := run("store", "get", "--data", dir, "http://a.test/none"); code != 1 {
 		t.Errorf("get of a missing URI: exit %d", code)

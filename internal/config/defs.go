@@ -48,6 +48,13 @@ func (d *ParamDef) rename(canonical string, aliases ...string) *ParamDef {
 	return d
 }
 
+// ignore marks a parameter trawl accepts and ignores, with the reason
+// (also added to the note).
+func (d *ParamDef) ignore(reason string) *ParamDef {
+	d.Ignored = reason
+	return d.note("Accepted and ignored: " + reason + ".")
+}
+
 func (d *ParamDef) note(s string) *ParamDef {
 	if d.Note != "" {
 		d.Note += " "
@@ -236,7 +243,8 @@ func buildSchema() *Schema {
 // honouredParams are the parameters the crawl uses, each exercised by a
 // test: "name" at top level, "section/name" in a section, "a/b/name" in
 // section b inside section a ("section/*" for every parameter of the
-// section and its template). The rows are read by
+// section and its template; "section/*/name" for a parameter of the
+// section's user-named subsections). The rows are read by
 // internal/nodesched (Compile: fetching, robots, extraction, screening,
 // duplicates, http_errors), internal/frontier (scheduling, politeness,
 // seen-set, refresh) and internal/multinode (routing). A subcollection's
@@ -271,6 +279,15 @@ var honouredParams = []string{
 	"extract_links_from_dupes",
 	"adaptive/weights/*", "adaptive/sitemap_weights/*",
 	"rss/ignore_rules", "rss/index_feed",
+	// internal/nodesched/wqlevels.go.
+	"workqueue_priority/put_scheme", "workqueue_priority/*/share",
+	"focused/exclude_domains/*",
+	"ftp_errors/*",                               // internal/nodesched/step.go (TestCrawlFTPErrors)
+	"rss/auto_discover", "rss/del_expired_links", // internal/nodesched/extras.go
+	// internal/nodesched/storage.go, limits.go, internal/fetch/http10.go.
+	"diffcheck", "use_http_1_1",
+	"storage/store_http_header", "storage/store_dupes", "storage/compress", "storage/compress_exclude_mime", "storage/remove_docs",
+	"limits/*",
 }
 
 // honouredSubParams are the rows of a subcollection (SubDomain) the crawl
@@ -294,7 +311,9 @@ func markHonoured(d *SectionDef, paths []string) {
 		target := d
 		for _, secName := range parts[:len(parts)-1] {
 			var next *SectionDef
-			if target != nil {
+			if target != nil && secName == "*" {
+				next = target.AnySection // a user-named section (priority levels)
+			} else if target != nil {
 				for _, c := range target.Sections {
 					if c.Name == secName {
 						next = c
@@ -466,14 +485,17 @@ func logParams() []*ParamDef {
 func storageParams() []*ParamDef {
 	const sec = "2.2.4.6"
 	return []*ParamDef{
-		p("datastore", String, "bstore", "Specifies the format for web document data storage. Valid values are: ▪ flatfile: This format stores documents directly into the file system. ▪ bstore: This format partitions documents into fixed sized blocks and distributes them across a set of files. An index maps the order of the blocks, and specifies which blocks belong to a document.").in(sec).enum("flatfile", "bstore"),
+		p("datastore", String, "bstore", "Specifies the format for web document data storage. Valid values are: ▪ flatfile: This format stores documents directly into the file system. ▪ bstore: This format partitions documents into fixed sized blocks and distributes them across a set of files. An index maps the order of the blocks, and specifies which blocks belong to a document.").in(sec).enum("flatfile", "bstore").
+			ignore("trawl keeps documents in its Pebble crawl store, which has no flatfile or bstore layout (docs/decisions.md)"),
 		p("store_http_header", Boolean, "yes", "Specifies that the process MUST store the received HTTP header.").in(sec),
 		p("store_dupes", Boolean, "no", "Specifies that the Web crawler MUST store duplicate documents.").in(sec),
 		p("compress", Boolean, "yes", "Specifies that downloaded documents MUST be compressed previous to storing them.").in(sec),
 		p("compress_exclude_mime", ListString, "none", "Specifies a set of MIME types. Downloaded documents that match these MIME types MUST NOT be compressed. If the compress configuration parameter is not set, this parameter is not applicable.").in(sec).def("").note("The table default \"none\" means an empty list.").each(checkMIME),
 		p("remove_docs", Boolean, "no", "Specifies that the Web crawler MUST delete documents that were submitted to the indexing engine.").in(sec),
-		p("clusters", Integer, "8", "Specifies the number of clusters to use for storage in a crawl collection. Web documents are distributed among these storage clusters.").in(sec).rng(1, maxInt32),
-		p("defrag_threshold", Integer, "85", "Specifies defragmentation thresholds as a percentage. Data storage can become fragmented; defragmentation must be performed to reclaim fragmented space. The default value means that the reclaimable space in the data storage file is 100% minus the default value. If the value specified in this parameter is reached, the Web crawler triggers defragmentation of a particular file.").in(sec).rng(0, 100),
+		p("clusters", Integer, "8", "Specifies the number of clusters to use for storage in a crawl collection. Web documents are distributed among these storage clusters.").in(sec).rng(1, maxInt32).
+			ignore("the Pebble crawl store is one database, not split into storage clusters (docs/decisions.md)"),
+		p("defrag_threshold", Integer, "85", "Specifies defragmentation thresholds as a percentage. Data storage can become fragmented; defragmentation must be performed to reclaim fragmented space. The default value means that the reclaimable space in the data storage file is 100% minus the default value. If the value specified in this parameter is reached, the Web crawler triggers defragmentation of a particular file.").in(sec).rng(0, 100).
+			ignore("Pebble reclaims space by compaction on its own; there is no file to defragment (docs/decisions.md)"),
 		p("uri_dir", String, "none", "Specifies a path to store URIs that are extracted from a document. A file is generated for each crawled document.").in(sec).nodef().note("The table default \"none\" means the feature is off (no value)."),
 	}
 }

@@ -582,7 +582,9 @@ func (p *parser) attrib(sec *Section, n *node, sc scope) {
 	if !ok {
 		return
 	}
-	if !pd.Honoured {
+	if !pd.Honoured && pd.Ignored != "" {
+		p.warn(&Error{Line: n.line, Collection: p.coll, Param: path, Msg: "accepted and ignored: " + pd.Ignored, NotHonoured: true})
+	} else if !pd.Honoured {
 		p.warn(&Error{Line: n.line, Collection: p.coll, Param: path, Msg: "not honoured by the crawl yet", NotHonoured: true})
 	}
 	sec.Params = append(sec.Params, prm)

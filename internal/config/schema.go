@@ -78,6 +78,9 @@ type ParamDef struct {
 	// Honoured tells whether the crawl uses this parameter yet; trawl
 	// config check warns when a file sets a parameter that is not.
 	Honoured bool
+	// Ignored, when set, says why trawl accepts the parameter and will
+	// not use it (it has no equivalent in trawl); the warning says so.
+	Ignored string
 	// Spec is the section of MS-FSCCFG defining the parameter.
 	Spec string
 	// check validates a scalar value or each member of a list (after the

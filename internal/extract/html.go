@@ -42,6 +42,9 @@ type Link struct {
 	Anchor   string // anchor text (a, area alt), whitespace collapsed
 	Rel      string // rel attribute (a, area, link), lower case
 	NoFollow bool   // rel contains "nofollow"
+	// Type is the type attribute of a LINK tag, lower case ("" elsewhere):
+	// rel="alternate" with type="application/rss+xml" names a feed.
+	Type string
 }
 
 // Meta is one <meta> tag with a content attribute.
@@ -369,7 +372,11 @@ func (e *extractor) startTag(z *html.Tokenizer, name string, hasAttr, selfClosin
 	case "link":
 		if href, ok := a.get("href"); ok {
 			rel, _ := a.get("rel")
-			e.addRel(href, KindLink, rel)
+			if e.addRel(href, KindLink, rel) {
+				if typ, ok := a.get("type"); ok {
+					e.res.Links[len(e.res.Links)-1].Type = strings.ToLower(strings.TrimSpace(typ))
+				}
+			}
 		}
 	case "script":
 		if src, ok := a.get("src"); ok {

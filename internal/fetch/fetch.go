@@ -90,6 +90,9 @@ type Options struct {
 	// AcceptCompression is accept_compression: send Accept-Encoding: gzip,
 	// deflate.
 	AcceptCompression bool
+	// HTTP10 is use_http_1_1 off: requests are HTTP/1.0, one connection
+	// each, and AcceptCompression has no effect (http10.go).
+	HTTP10 bool
 	// AllowedTypes is allowed_types; empty allows every type. Only 2xx
 	// responses are checked.
 	AllowedTypes []string
@@ -185,6 +188,7 @@ type Response struct {
 	FinalURL      string // after redirects
 	RedirectTrail []Hop
 	Status        int
+	Proto         string // the response's protocol ("HTTP/1.1"); "" for FTP
 	Header        http.Header
 	// Body is the decoded body, at most CutOff bytes.
 	Body []byte
@@ -214,6 +218,8 @@ type Fetcher struct {
 	// negotiate and authenticate legs share the connection NTLM
 	// authenticates.
 	ntlm *http.Transport
+	// http10 sends HTTP/1.0 requests under Options.HTTP10 (nil otherwise).
+	http10 *http10Transport
 }
 
 // New returns a Fetcher.
@@ -231,6 +237,9 @@ func New(o Options) (*Fetcher, error) {
 		tr = NewTransport(o)
 	}
 	f := &Fetcher{o: o, tr: tr}
+	if o.HTTP10 {
+		f.http10 = newHTTP10Transport(tr)
+	}
 	if o.Auth != nil && o.Auth.needsNTLM() {
 		f.ntlm = tr.Clone()
 		f.ntlm.MaxConnsPerHost = 1
@@ -339,6 +348,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 		resp.FinalURL = u.String()
 		resp.Status = hr.StatusCode
 		resp.Header = hr.Header
+		resp.Proto = hr.Proto
 		loc := hr.Header.Get("Location")
 		if !isRedirect(hr.StatusCode) || loc == "" {
 			return f.readBody(ctx, parent, hr, resp)
@@ -418,7 +428,10 @@ func (f *Fetcher) roundTrip(ctx context.Context, tr http.RoundTripper, u *url.UR
 	if h.Get("User-Agent") == "" && f.o.UserAgent != "" {
 		h.Set("User-Agent", f.o.UserAgent)
 	}
-	if f.o.AcceptCompression {
+	if f.http10 != nil {
+		tr = f.http10 // use_http_1_1 off (http10.go)
+	}
+	if f.o.AcceptCompression && f.http10 == nil {
 		h.Set("Accept-Encoding", "gzip, deflate")
 	} else {
 		h.Set("Accept-Encoding", "identity")

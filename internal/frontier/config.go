@@ -92,6 +92,11 @@ type Config struct {
 	StartURILevel int       // workqueue_priority/start_uri_pri (1)
 	PopScheme     PopScheme // workqueue_priority/pop_scheme
 	Shares        []int     // share of level i+1 under wrr (missing or <1: 1)
+	// PutLevel is workqueue_priority/put_scheme include: the priority
+	// level of a URI queued without one (not a start URI), 0 for the
+	// default level. Nil is put_scheme default. It must be safe to call
+	// from the frontier's goroutine and must not block.
+	PutLevel func(uri string) int
 
 	MaxHops         int // crawlmode DEPTH:#; -1 for FULL
 	MaxURIRecursion int // max_uri_recursion (5); 0 disables the check

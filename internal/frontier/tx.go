@@ -412,9 +412,14 @@ func (tx *Tx) queue(e Entry, fresh bool) error {
 		return err
 	}
 	if e.Level <= 0 {
-		if e.URIFlags&(URIFStartURI|URIFStartURIFeed) != 0 {
+		switch {
+		case e.URIFlags&(URIFStartURI|URIFStartURIFeed) != 0:
 			e.Level = f.cfg.StartURILevel
-		} else {
+		case f.cfg.PutLevel != nil:
+			if e.Level = f.cfg.PutLevel(e.URI); e.Level <= 0 {
+				e.Level = f.cfg.DefaultLevel
+			}
+		default:
 			e.Level = f.cfg.DefaultLevel
 		}
 	}

@@ -76,6 +76,8 @@ type Settings struct {
 	StartURIs []string
 	PPDup     cmt.Collection // the ppdup section only, for PPDUP_SET_CONFIG
 	Frontier  frontier.Config
+
+	Storage *storageSettings // diffcheck, storage and limits (storage.go, limits.go)
 }
 
 // Env is what compiling settings needs from the outside world: the dialer the
@@ -280,6 +282,7 @@ func compileEff(c *config.Collection, eff *config.Effective, env Env) (*Settings
 	}
 	fo.Truncate = eff.Truncate()
 	fo.AcceptCompression = eff.AcceptCompression()
+	fo.HTTP10 = !eff.UseHTTP11() // use_http_1_1 off: HTTP/1.0, no keep-alive, no compression
 	fo.AllowedTypes = s.AllowedTypes
 	fo.ForceMimeDetection = eff.ForceMimetypeDetection()
 	// Redirects are not followed inside a fetch: every hop is a crawl queue
@@ -338,6 +341,9 @@ func compileEff(c *config.Collection, eff *config.Effective, env Env) (*Settings
 	if ps, err := frontier.ParsePopScheme(wq.PopScheme); err == nil {
 		fc.PopScheme = ps
 	}
+	if err := compileLevels(eff, &fc); err != nil {
+		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)
+	}
 	fc.MaxHops = s.Depth
 	// max_uri_recursion is checked by the pipeline with urls.PathRecursion,
 	// the rule the webfarm contract states; the frontier's own check is off.
@@ -364,6 +370,9 @@ func compileEff(c *config.Collection, eff *config.Effective, env Env) (*Settings
 		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)
 	}
 	if err := compileOptions(s, eff); err != nil {
+		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)
+	}
+	if err := compileStorage(s, eff); err != nil {
 		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)
 	}
 	return s, nil

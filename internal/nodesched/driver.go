@@ -79,6 +79,9 @@ type Config struct {
 	// Record, if set, sees every HTTP request the fetchers make, with the
 	// moment the politeness pacer let it start (Pipeline.Record; tests).
 	Record func(RequestLog)
+	// DiskSpace and LimitCheckInterval: see MachineConfig (limits.go).
+	DiskSpace          DiskSpaceFunc
+	LimitCheckInterval time.Duration
 }
 
 // Driver runs a node scheduler: the Machine on an event loop, one reader per
@@ -266,7 +269,8 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 	}
 	m, err := NewMachine(MachineConfig{NodeID: d.cfg.NodeID, AdminHost: d.cfg.AdminHost, AdminPort: d.cfg.AdminPort,
 		DupServers: len(d.cfg.DS), Store: st, Env: env, Logger: d.log, Feeding: fd,
-		KeepAlive: d.cfg.KeepAlive, MaxMissedKeepAlives: d.cfg.MaxMissedKeepAlives}, d.now())
+		KeepAlive: d.cfg.KeepAlive, MaxMissedKeepAlives: d.cfg.MaxMissedKeepAlives,
+		DiskSpace: d.cfg.DiskSpace, LimitCheckInterval: d.cfg.LimitCheckInterval}, d.now())
 	if err != nil {
 		return err
 	}

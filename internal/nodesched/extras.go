@@ -50,6 +50,25 @@ func screenSitemap(s *Settings, raw string) (*url.URL, bool) {
 // metaFeedItem marks (entryMeta.Flags) a URI found in an RSS channel.
 const metaFeedItem = 1
 
+// metaFeedChannel marks (entryMeta.Flags) an RSS channel found by rss
+// auto_discover: a <link rel="alternate"> with a feed type in a crawled
+// page. It is fetched and read as the rss start URIs are.
+const metaFeedChannel = 4
+
+// discoveredChannel reports whether a link of a page names a feed that rss
+// auto_discover makes a channel of.
+func discoveredChannel(s *Settings, l extract.Link) bool {
+	if s.Feeds == nil || !s.Feeds.RSS.AutoDiscover || l.Kind != extract.KindLink || !isFeedType(l.Type) {
+		return false
+	}
+	for _, r := range strings.Fields(l.Rel) {
+		if r == "alternate" {
+			return true
+		}
+	}
+	return false
+}
+
 // maxStartURIFileBytes caps a start_uri_files file.
 const maxStartURIFileBytes = 64 << 20
 
@@ -129,9 +148,10 @@ func readURIFile(name string) ([]string, error) {
 	return out, nil
 }
 
-// isChannel reports whether the job fetches an RSS channel.
+// isChannel reports whether the job fetches an RSS channel: an rss start
+// URI, or one auto_discover found.
 func isChannel(s *Settings, j *Job) bool {
-	return s.Feeds != nil && s.Feeds.Channels[j.Fetch.URI]
+	return s.Feeds != nil && (s.Feeds.Channels[j.Fetch.URI] || (s.Feeds.RSS.AutoDiscover && j.Meta.Flags&metaFeedChannel != 0))
 }
 
 // fetcherFor is the fetcher of a job: sitemaps and channels are fetched

@@ -68,6 +68,11 @@ type MachineConfig struct {
 	// Feeding, if set, receives the content operations of the crawl
 	// (feeding.go): they commit in the same store batches as the steps.
 	Feeding *Feeding
+	// DiskSpace reads the free space of the data directory's file system
+	// for limits/disk_free (limits.go; nil: the operating system's);
+	// LimitCheckInterval is how often (LimitCheckInterval if 0).
+	DiskSpace          DiskSpaceFunc
+	LimitCheckInterval time.Duration
 }
 
 // Machine is the node scheduler of MS-FSCMT 3.1 as a state machine: messages,
@@ -107,6 +112,8 @@ type Machine struct {
 
 	nodeIDs  map[string]int64
 	nodeName map[int64]string
+
+	lim limitMachine // limits.go
 }
 
 type dnsWaiter struct{ coll, site string }
@@ -168,6 +175,8 @@ type collection struct {
 	// whether it was read from the store.
 	refeed       int64
 	refeedLoaded bool
+	// lim is the limits mode (limits.go).
+	lim limitState
 }
 
 // NewMachine returns a node scheduler over cfg.Store.
@@ -906,11 +915,15 @@ func (m *Machine) remove(name string) error {
 		b := m.st.NewBatch()
 		lp := store.AppendLP(nil, name)
 		for _, sp := range []store.Space{store.SpaceURI, store.SpaceSite, store.SpaceDoc, store.SpaceChecksum, store.SpaceCsumURIs,
-			store.SpaceRoute, store.SpaceQueue, store.SpaceSeen, store.SpaceFrontier, store.SpaceKnown} {
+			store.SpaceRoute, store.SpaceQueue, store.SpaceSeen, store.SpaceFrontier, store.SpaceKnown, store.SpaceHeader} {
 			if err := b.DeletePrefix(sp, lp); err != nil {
 				b.Discard()
 				return err
 			}
+		}
+		if err := b.DeletePrefix(store.SpaceMeta, heldCollPrefix(name)); err != nil { // limits.go
+			b.Discard()
+			return err
 		}
 		ops, err := m.feedRemoveCollection(name, b)
 		if err == nil {

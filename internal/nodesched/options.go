@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"sort"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/filter"
 	"github.com/trawl/trawl/internal/frontier"
 	"github.com/trawl/trawl/internal/lang"
 	"github.com/trawl/trawl/internal/store"
@@ -47,6 +49,10 @@ type focusedCrawl struct {
 	langs map[string]bool
 	depth int
 	det   *lang.Detector
+	// exclude holds focused/exclude_domains: a document on a host it
+	// rejects is outside focused scheduling (kept whatever its language,
+	// its links followed as from a document in one of the languages).
+	exclude *filter.Filter
 }
 
 // maxMirrorFileBytes caps a mirror_site_files file.
@@ -81,6 +87,13 @@ func compileOptions(s *Settings, eff *config.Effective) error {
 		}
 		if f.Depth != nil {
 			fc.depth = *f.Depth
+		}
+		if ex := eff.FocusedExcludeDomains(); len(ex.Rules) > 0 {
+			flt, err := config.Scope{ExcludeDomains: ex}.Filter()
+			if err != nil {
+				return fmt.Errorf("focused: exclude_domains: %w", err)
+			}
+			fc.exclude = flt
 		}
 		o.focused = fc
 	}
@@ -189,6 +202,11 @@ func Mirrors(st *store.Store, collection string) (map[string]string, error) {
 func (s *Settings) focusedDoc(j *Job, text string) (lang string, keep bool, off int) {
 	fc := s.Opt.focused
 	l, _ := fc.det.Detect(text)
+	if fc.exclude != nil {
+		if ok, _ := fc.exclude.Allowed(j.Fetch.URI, netip.Addr{}); !ok {
+			return l, true, 0 // a domain excluded from focused scheduling
+		}
+	}
 	if l == "" || fc.langs[l] {
 		// A text too short to tell is given the benefit of the doubt.
 		return l, true, 0

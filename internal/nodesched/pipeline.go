@@ -26,7 +26,7 @@ import (
 // Extra: the number of consecutive redirects that led to the URI.
 type entryMeta struct {
 	Redirects int
-	Flags     uint8 // metaFeedItem (extras.go), metaOffLang; written after Redirects when set
+	Flags     uint8 // metaFeedItem, metaFeedChannel (extras.go), metaOffLang; written after Redirects when set
 	// OffLang is the number of documents in none of the focused languages
 	// on the path to the URI since the last one in them (options.go);
 	// written after Flags when metaOffLang is set.
@@ -162,6 +162,11 @@ type Outcome struct {
 	// the links come again, at the new depth, from the stored document or
 	// redirect target.
 	Reextracted bool
+
+	// Proto and Header are the response's protocol and header
+	// (store_http_header, storage.go).
+	Proto  string
+	Header http.Header
 }
 
 // Pipeline runs crawl steps: robots.txt, politeness pacing, the fetch, link
@@ -550,6 +555,7 @@ func (p *Pipeline) process(ctx context.Context, out *Outcome, u *url.URL, resp *
 		out.ContentType = resp.ContentType
 		out.BytesOnWire = resp.BytesOnWire
 		out.Truncated = resp.Truncated
+		out.Proto, out.Header = resp.Proto, resp.Header
 		if resp.Header != nil {
 			out.ETag = resp.Header.Get("ETag")
 			out.LastModified = resp.Header.Get("Last-Modified")
@@ -675,8 +681,12 @@ func (p *Pipeline) process(ctx context.Context, out *Outcome, u *url.URL, resp *
 		if l.Kind == extract.KindMetaRefresh {
 			flags |= uint32(cmt.URIFMetaRefresh)
 		}
+		var meta uint8
+		if discoveredChannel(s, l) {
+			meta = metaFeedChannel
+		}
 		seen[nu.String()] = true
-		out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: lh, Flags: flags, Anchor: l.Anchor, OffLang: offLang})
+		out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: lh, Flags: flags, Meta: meta, Anchor: l.Anchor, OffLang: offLang})
 	}
 	return out
 }

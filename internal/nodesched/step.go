@@ -129,6 +129,11 @@ func (m *Machine) Tick(now time.Time) error {
 			m.reportStats(m.colls[name])
 		}
 	}
+	if m.limitsOn() {
+		if err := m.checkLimits(now, true); err != nil { // limits.go
+			return err
+		}
+	}
 	for _, name := range m.order {
 		c := m.colls[name]
 		if c.state == cmt.StateActive && c.front.RefreshDue(now) {
@@ -152,6 +157,9 @@ func (m *Machine) NextTimer() time.Time {
 	}
 	if m.nextStats.Before(t) {
 		t = m.nextStats
+	}
+	if m.limitsOn() && m.lim.next.Before(t) {
+		t = m.lim.next
 	}
 	return t
 }
@@ -207,6 +215,11 @@ func (m *Machine) Next(now time.Time) (job *Job, ok bool, wake time.Time) {
 			return j, true, time.Time{}
 		}
 	}
+	if !now.Before(m.lim.next) && m.limitsOn() {
+		if err := m.checkLimits(now, true); err != nil { // limits.go
+			m.log.Error("nodesched: checking the limits", "err", err)
+		}
+	}
 	n := len(m.order)
 	for i := 0; i < n; i++ {
 		c := m.colls[m.order[(m.rr+i)%n]]
@@ -232,6 +245,14 @@ func (m *Machine) Next(now time.Time) (job *Job, ok bool, wake time.Time) {
 		}
 		if m.skipRefreshOnly(c, fe, j.Prev != nil, now) {
 			goto again
+		}
+		if j.Prev == nil {
+			if held, err := m.holdForLimit(c, fe, now); held { // limits.go
+				if err != nil {
+					m.log.Error("nodesched: holding a URI while a limit holds the collection", "collection", c.s.Name, "uri", fe.URI, "err", err)
+				}
+				goto again
+			}
 		}
 		if fe.QueueFlags&frontier.QFReextract != 0 && c.flying[fe.URI] > 0 && c.deferred[fe.URI] == nil {
 			c.deferred[fe.URI] = j // wait for the fetch of the longer path
@@ -312,6 +333,11 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 	}
 	if err := m.flushSendLinks(now); err != nil {
 		return err
+	}
+	if c.s.storage().limits.maxDoc > 0 {
+		if err := m.checkCollectionLimits(c, -1, now); err != nil { // limits.go
+			return err
+		}
 	}
 	return m.afterStep(c, o)
 }
@@ -461,6 +487,9 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 	if err := m.feedStep(c, b, rec, o); err != nil {
 		return result, nil, err
 	}
+	if err := m.removeFedDocument(c, b, rec); err != nil { // storage.go
+		return result, nil, err
+	}
 	if err := b.PutURI(name, rec); err != nil {
 		return result, nil, err
 	}
@@ -526,7 +555,7 @@ func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRec
 	rec.Checksum, rec.HasChecksum = o.Checksum, o.HasChecksum
 	rec.Status = store.StatusFetched
 	rec.Owner = ""
-	if o.HasChecksum {
+	if o.HasChecksum && s.storage().diffCheck { // diffcheck off: no duplicate detection (storage.go)
 		// The keys that decide duplicates: the checksum, or the band keys
 		// under near_duplicate_detection (a duplicate shares any one).
 		keys := [][16]byte{o.Checksum}
@@ -565,10 +594,7 @@ func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRec
 		}
 	}
 	if changed || rec.Status != store.StatusDuplicate {
-		c.count("stored", 1)
-		if err := b.PutDocument(name, rec.URI, o.Body); err != nil {
-			return err
-		}
+		return m.putDocument(c, b, rec, o) // storage.go
 	}
 	return nil
 }
@@ -609,6 +635,10 @@ func (m *Machine) addOK(c *collection, x *cmt.PPDUPAddOK, now time.Time) error {
 		c.clearCur()
 	}
 	if err := b.PutURI(c.s.Name, rec); err != nil {
+		b.Discard()
+		return err
+	}
+	if err := m.dropDuplicateBody(c, b, rec); err != nil { // storage.go
 		b.Discard()
 		return err
 	}

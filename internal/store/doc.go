@@ -13,6 +13,7 @@
 //	'u' lp(collection) uri                  -> URIRecord (record.go)
 //	's' lp(collection) lp(site) uri         -> empty     (site index)
 //	'd' lp(collection) uri                  -> document  (codec byte, uvarint raw length, body)
+//	'x' lp(collection) uri                  -> the document's response header (docextra.go)
 //	'c' lp(collection) md5[16]              -> owner URI (checksum database)
 //	'k' lp(collection) md5[16] uri          -> empty     (every URI with that checksum)
 //	'r' lp(collection) site                 -> uvarint node id (routing database)

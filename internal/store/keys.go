@@ -24,6 +24,7 @@ const (
 	SpaceSeen     Space = 'h'
 	SpaceFrontier Space = 'f'
 	SpaceKnown    Space = 'w'
+	SpaceHeader   Space = 'x' // response headers of stored documents (docextra.go)
 )
 
 // errCorrupt is wrapped by every decoding error.

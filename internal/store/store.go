@@ -65,6 +65,8 @@ type Store struct {
 	closed atomic.Bool
 	routes routeCache
 	csums  *csumFilter // checksums with an owner (ChecksumOwner's fast "no")
+	docs   docCounts   // stored documents per collection, once asked for (docextra.go)
+	dir    string
 }
 
 type pebbleLogger struct{ l *slog.Logger }
@@ -104,7 +106,7 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, wo: pebble.NoSync, codec: CodecSnappy, maxDoc: DefaultMaxDocSize}
+	s := &Store{db: db, wo: pebble.NoSync, codec: CodecSnappy, maxDoc: DefaultMaxDocSize, dir: dir}
 	if o.Sync {
 		s.wo = pebble.Sync
 	}
@@ -219,6 +221,8 @@ type Batch struct {
 	// route changes, applied to the store's route cache on commit
 	routes    []routeChange
 	routesAll bool
+	// document count changes, applied on commit (docextra.go)
+	docs batchDocs
 }
 
 // NewBatch starts a batch.
@@ -244,6 +248,7 @@ func (b *Batch) commit(wo *pebble.WriteOptions) error {
 	if len(b.routes) > 0 || b.routesAll {
 		b.s.routes.apply(b.routes, b.routesAll)
 	}
+	b.s.docs.apply(&b.docs)
 	return nil
 }
 
@@ -265,9 +270,13 @@ func (b *Batch) PutURI(collection string, r *URIRecord) error {
 	return b.b.Set(key(SpaceSite, r.URI, collection, r.Site), nil, nil)
 }
 
-// DeleteURI removes the record, its site index entry and its document.
+// DeleteURI removes the record, its site index entry and its document
+// (with its response header).
 func (b *Batch) DeleteURI(collection, site, uri string) error {
-	for _, k := range [][]byte{key(SpaceURI, uri, collection), key(SpaceSite, uri, collection, site), key(SpaceDoc, uri, collection)} {
+	if err := b.trackDoc(collection, uri, false); err != nil {
+		return err
+	}
+	for _, k := range [][]byte{key(SpaceURI, uri, collection), key(SpaceSite, uri, collection, site), key(SpaceDoc, uri, collection), key(SpaceHeader, uri, collection)} {
 		if err := b.b.Delete(k, nil); err != nil {
 			return err
 		}
@@ -277,18 +286,33 @@ func (b *Batch) DeleteURI(collection, site, uri string) error {
 
 // PutDocument stores body compressed with the store's codec.
 func (b *Batch) PutDocument(collection, uri string, body []byte) error {
+	return b.PutDocumentCodec(collection, uri, body, b.s.codec)
+}
+
+// PutDocumentCodec stores body compressed with codec c (the codec is
+// recorded with the body, so documents of one store may differ).
+func (b *Batch) PutDocumentCodec(collection, uri string, body []byte, c Codec) error {
 	if int64(len(body)) > b.s.maxDoc {
 		return fmt.Errorf("store: document of %d bytes exceeds the %d byte limit", len(body), b.s.maxDoc)
 	}
-	v, err := encodeDoc(b.s.codec, body)
+	v, err := encodeDoc(c, body)
 	if err != nil {
+		return err
+	}
+	if err := b.trackDoc(collection, uri, true); err != nil {
 		return err
 	}
 	return b.b.Set(key(SpaceDoc, uri, collection), v, nil)
 }
 
-// DeleteDocument removes a stored body.
+// DeleteDocument removes a stored body and its response header.
 func (b *Batch) DeleteDocument(collection, uri string) error {
+	if err := b.trackDoc(collection, uri, false); err != nil {
+		return err
+	}
+	if err := b.b.Delete(key(SpaceHeader, uri, collection), nil); err != nil {
+		return err
+	}
 	return b.b.Delete(key(SpaceDoc, uri, collection), nil)
 }
 
@@ -408,6 +432,9 @@ func (b *Batch) DeletePrefix(sp Space, prefix []byte) error {
 	}
 	if sp == SpaceRoute {
 		b.routesAll = true
+	}
+	if sp == SpaceDoc {
+		b.docs.reset = true // counts are taken again when next asked for
 	}
 	return b.b.DeleteRange(start, end, nil)
 }

@@ -34,6 +34,10 @@ type FTPServer struct {
 	Accounts      map[string]string
 	RefusePassive bool
 	RefuseActive  bool
+	// Fail maps paths of Files to the reply code RETR answers for them
+	// instead of sending the file (450 busy, 550 unavailable, 552...): the
+	// file is listed but cannot be downloaded. Set it before serving.
+	Fail map[string]int
 
 	mu  sync.Mutex
 	log []FTPCommand
@@ -297,6 +301,9 @@ func (ss *ftpSession) command(verb, arg string) int {
 		f, ok := ss.s.Files[ss.abs(arg)]
 		if !ok {
 			return ss.reply(550, "no such file")
+		}
+		if code := ss.s.Fail[ss.abs(arg)]; code != 0 {
+			return ss.reply(code, "file unavailable")
 		}
 		return ss.transfer(f)
 	}

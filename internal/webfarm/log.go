@@ -24,6 +24,8 @@ type Request struct {
 	Local  string `json:"local"`
 	Remote string `json:"remote"`
 	Method string `json:"method"`
+	// Proto is the request's protocol version ("HTTP/1.1", "HTTP/1.0").
+	Proto string `json:"proto"`
 	// URI is the request target (path and query) as received; URL is the
 	// absolute URL http://host[:port]URI.
 	URI    string `json:"uri"`

@@ -204,7 +204,7 @@ func (f *Farm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := Request{
 		Time: start, Host: name, HostIndex: h, Local: local, Remote: r.RemoteAddr,
-		Method: r.Method, URI: r.RequestURI, UserAgent: r.Header.Get("User-Agent"),
+		Method: r.Method, Proto: r.Proto, URI: r.RequestURI, UserAgent: r.Header.Get("User-Agent"),
 		IfModifiedSince: r.Header.Get("If-Modified-Since"), IfNoneMatch: r.Header.Get("If-None-Match"),
 		AcceptEncoding: r.Header.Get("Accept-Encoding"), Cycle: cycle,
 	}
