@@ -293,9 +293,11 @@ var honouredParams = []string{
 // honouredSubParams are the rows of a subcollection (SubDomain) the crawl
 // applies to the URIs the subcollection's rules contain
 // (nodesched.Settings.For, the frontier's per-site delay and max_doc),
-// each exercised by nodesched's TestSubCollections; its crawlmode section
+// each exercised by nodesched's TestSubCollections and
+// TestSubCollectionsPerURI (use_javascript: TestCrawlJavaScriptPerSite); its crawlmode section
 // is the collection's definition, honoured with it.
-var honouredSubParams = []string{"delay", "headers", "max_doc", "accept_compression"}
+var honouredSubParams = []string{"delay", "headers", "max_doc", "accept_compression",
+	"allowed_schemes", "cut_off", "proxy", "use_sitemaps", "start_uris", "start_uri_files", "use_javascript"}
 
 // honouredLoginParams are the honoured rows of a Login element (forms
 // login, internal/fetch/login.go).

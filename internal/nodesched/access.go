@@ -11,6 +11,7 @@ import (
 
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/fetch"
+	"github.com/trawl/trawl/internal/urls"
 )
 
 // Access is what a collection needs to get into its sites: the cookie
@@ -212,6 +213,12 @@ func loginSpec(sec *config.Section, key *config.Key) (fetch.Login, error) {
 }
 
 // fetchableScheme reports whether the pipeline fetches URIs of scheme.
+// schemeAllowed reports whether a URI of scheme can be crawled under s (the
+// URI's own settings): fetchable, and in allowed_schemes.
+func schemeAllowed(s *Settings, scheme string) bool {
+	return fetchableScheme(s, scheme) && (len(s.AllowedSchemes) == 0 || urls.SchemeAllowed(scheme, s.AllowedSchemes))
+}
+
 func fetchableScheme(s *Settings, scheme string) bool {
 	switch scheme {
 	case "http", "https":

@@ -32,6 +32,9 @@ type Settings struct {
 	// order (For picks one per URI).
 	Sub  string
 	Subs []*SubSettings
+	// root is the collection's Settings when these are a subcollection's
+	// (nil for the collection's own), so that For answers from either.
+	root *Settings
 
 	Filter         *filter.Filter
 	Normalizer     urls.Normalizer
@@ -110,14 +113,34 @@ type SubSettings struct {
 }
 
 // For returns the settings of uri: those of the first subcollection (in
-// document order) whose rules contain it, else s.
+// document order) whose rules contain it, else the collection's (also
+// when s is a subcollection's).
 func (s *Settings) For(uri string) *Settings {
+	if s.root != nil {
+		s = s.root
+	}
 	for _, sub := range s.Subs {
 		if ok, _ := sub.URIs.Allowed(uri, netip.Addr{}); ok {
 			return sub.Settings
 		}
 	}
 	return s
+}
+
+// jsFor is use_javascript for site: that of the first subcollection whose
+// domain rules allow the site, else the collection's. Like max_doc it is
+// decided per site: MS-FSCCFG 2.2.4.33 exempts use_javascript from
+// include_uris and exclude_uris (docs/decisions.md).
+func (s *Settings) jsFor(site string) *JavaScript {
+	if s.root != nil {
+		s = s.root
+	}
+	for _, sub := range s.Subs {
+		if sub.Sites != nil && sub.siteCovered(site) {
+			return sub.JS
+		}
+	}
+	return s.JS
 }
 
 // Compile builds the Settings of collection c for node env.NodeID, with
@@ -140,6 +163,7 @@ func Compile(c *config.Collection, env Env) (*Settings, error) {
 			return nil, fmt.Errorf("%w (subcollection %s)", err, sc.Name)
 		}
 		sub.Sub = sc.Name // its own robots.txt cache: fetched with its headers
+		sub.root = s
 		scope := c.SubScope(sc)
 		ss := &SubSettings{Settings: sub}
 		if ss.URIs, err = scope.Filter(); err != nil {
@@ -420,6 +444,7 @@ func (s *Settings) withFreshRobots() *Settings {
 	for i, sub := range s.Subs {
 		nsub := *sub
 		nsub.Settings = sub.withFreshRobots()
+		nsub.Settings.root = &ns
 		ns.Subs[i] = &nsub
 	}
 	if len(ns.Subs) > 0 {

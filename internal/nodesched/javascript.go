@@ -73,9 +73,8 @@ func compileJavaScript(s *Settings, eff *config.Effective) error {
 // render returns the page's DOM after its scripts ran, or body when the
 // browser failed (the step goes on with the HTML as fetched). With
 // javascript_keep_html the DOM becomes the document stored and fed.
-func (p *Pipeline) render(ctx context.Context, out *Outcome, body []byte) []byte {
-	js := out.Job.S.JS
-	job := render.Job{URL: out.Job.Fetch.URI, Body: body, ContentType: out.ContentType, Fetch: p.jsFetch(out.Job.S), Settle: js.Delay}
+func (p *Pipeline) render(ctx context.Context, out *Outcome, js *JavaScript, body []byte) []byte {
+	job := render.Job{URL: out.Job.Fetch.URI, Body: body, ContentType: out.ContentType, Fetch: p.jsFetch(out.Job.S, js), Settle: js.Delay}
 	dom, err := js.Pool.RenderJob(ctx, job)
 	if err != nil {
 		out.RenderErr = err
@@ -88,12 +87,11 @@ func (p *Pipeline) render(ctx context.Context, out *Outcome, body []byte) []byte
 }
 
 // jsFetch answers the browser's requests of one render through the crawl.
-func (p *Pipeline) jsFetch(s *Settings) render.FetchFunc {
+func (p *Pipeline) jsFetch(s *Settings, js *JavaScript) render.FetchFunc {
 	var (
 		mu   sync.Mutex
 		next time.Time
 	)
-	js := s.JS
 	return func(ctx context.Context, r *render.Request) (*render.Response, error) {
 		u, err := url.Parse(r.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -273,3 +273,69 @@ func TestCrawlJavaScriptBrowserFailures(t *testing.T) {
 		t.Errorf("want a log line for the crash of / and one for the time-out of /hang.html, naming the site; got:\n%s", strings.Join(lines, "\n"))
 	}
 }
+
+// TestCrawlJavaScriptPerSite crawls a site whose home page writes its
+// links with a script, in a collection without use_javascript and a
+// subcollection with it whose include_uris leave the home page out.
+// MS-FSCCFG 2.2.4.33 says use_javascript does not obey include_uris and
+// exclude_uris: when the subcollection's include_domains hold the site, the
+// home page is rendered and the script's links are fetched; when they hold
+// another host, nothing on this site is rendered.
+func TestCrawlJavaScriptPerSite(t *testing.T) {
+	if _, err := render.FindBrowser(); err != nil {
+		t.Skip("chromium is not installed on this machine (test.sh installs Debian's chromium)")
+	}
+	for _, tt := range []struct {
+		name, domain string
+		want         []string
+	}{
+		{"site in the subcollection", "127.0.0.1", []string{"/", "/js/0.html", "/js/1.html", "/js/2.html", "/robots.txt", "/static.html"}},
+		{"other site", "127.0.0.9", []string{"/", "/robots.txt", "/static.html"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			paths := map[string]bool{}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/favicon.ico" { // the browser's own
+					mu.Lock()
+					paths[r.URL.Path] = true
+					mu.Unlock()
+				}
+				switch r.URL.Path {
+				case "/robots.txt":
+					http.NotFound(w, r)
+				case "/":
+					w.Header().Set("Content-Type", "text/html")
+					fmt.Fprint(w, `<html><body><a href="/static.html">s</a><script>for (var i=0;i<3;i++){var a=document.createElement('a');a.href=['','js',i+'.html'].join('/');a.textContent='x';document.body.appendChild(a)}</script></body></html>`)
+				default:
+					w.Header().Set("Content-Type", "text/html")
+					fmt.Fprint(w, `<html><body>leaf</body></html>`)
+				}
+			})}
+			go srv.Serve(ln)
+			t.Cleanup(func() { srv.Close() })
+			host := ln.Addr().String()
+			extra := fmt.Sprintf(`    <attrib name="use_javascript" type="boolean"> no </attrib>
+    <SubDomain name="scripted">
+      <attrib name="use_javascript" type="boolean"> yes </attrib>
+      <section name="include_domains"><attrib name="exact" type="list-string"><member> %s </member></attrib></section>
+      <section name="include_uris"><attrib name="prefix" type="list-string"><member> http://%s/js/ </member></attrib></section>
+    </SubDomain>`, tt.domain, host)
+			stats, _ := crawlStore(t, crawlXML("http://"+host+"/", "127.0.0.1", extra))
+			mu.Lock()
+			var got []string
+			for p := range paths {
+				got = append(got, p)
+			}
+			mu.Unlock()
+			sort.Strings(got)
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("paths served (-want +got):\n%s\nstats %v", d, stats)
+			}
+		})
+	}
+}

@@ -437,7 +437,7 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 	s := j.S
 	out := &Outcome{Job: j}
 	u, err := url.Parse(j.Fetch.URI)
-	if err != nil || !fetchableScheme(s, u.Scheme) {
+	if err != nil || !schemeAllowed(s, u.Scheme) {
 		out.Skipped = "scheme"
 		return out
 	}
@@ -615,8 +615,8 @@ func (p *Pipeline) process(ctx context.Context, out *Outcome, u *url.URL, resp *
 		}
 		return out
 	}
-	if s.JS != nil && !resp.NotModified {
-		body = p.render(ctx, out, body)
+	if js := s.jsFor(j.Fetch.Site); js != nil && !resp.NotModified {
+		body = p.render(ctx, out, js, body)
 	}
 	res := extract.Extract(body, extract.Options{Kinds: s.Kinds, AgentName: s.AgentToken, ContentType: resp.Header.Get("Content-Type")})
 	if !out.HasChecksum || !resp.NotModified {
@@ -745,10 +745,9 @@ func Screen(s *Settings, raw string) (*url.URL, bool) {
 		return nil, false
 	}
 	s.unmirror(nu)
-	if !fetchableScheme(s, nu.Scheme) {
-		return nil, false
-	}
-	if len(s.AllowedSchemes) > 0 && !urls.SchemeAllowed(nu.Scheme, s.AllowedSchemes) {
+	// allowed_schemes is the URI's own (its subcollection's), whichever
+	// page the link was found on.
+	if !schemeAllowed(s.For(nu.String()), nu.Scheme) {
 		return nil, false
 	}
 	if s.ExcludeExts.Excluded(nu.EscapedPath()) {
