@@ -20,6 +20,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/cockroachdb/pebble"
 )
 
 // Field names of the index.
@@ -110,6 +111,7 @@ type Options struct {
 // Index is an open full-text index. Its methods are safe for concurrent use.
 type Index struct {
 	b      bleve.Index
+	vers   *pebble.DB // document versions (versions.go); nil when read-only and none were written
 	opts   Options
 	dir    string
 	mu     sync.Mutex // serializes Apply's version check and batch
@@ -152,7 +154,12 @@ func Open(dir string, opts Options) (*Index, error) {
 		}
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
 	}
-	return &Index{b: b, opts: opts, dir: dir}, nil
+	ix := &Index{b: b, opts: opts, dir: dir}
+	if ix.vers, err = openVersions(dir, opts.ReadOnly); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return ix, nil
 }
 
 func newMapping() (*mapping.IndexMappingImpl, error) {
@@ -220,7 +227,11 @@ func (ix *Index) Close() error {
 		return nil
 	}
 	ix.closed = true
-	if err := ix.b.Close(); err != nil {
+	err := ix.b.Close()
+	if ix.vers != nil {
+		err = errors.Join(err, ix.vers.Close())
+	}
+	if err != nil {
 		return fmt.Errorf("index: close: %w", err)
 	}
 	return nil
@@ -274,15 +285,11 @@ func (ix *Index) Apply(ctx context.Context, ops []Op) (ApplyResult, error) {
 		id := DocID(op.Doc.Collection, op.Doc.URL)
 		p, ok := latest[id]
 		if !ok {
-			raw, err := reader.GetInternal(versionKey(id))
+			stored, err := ix.version(reader.GetInternal, id)
 			if err != nil {
 				_ = reader.Close()
 				ix.mu.Unlock()
 				return res, fmt.Errorf("index: version of %q: %w", op.Doc.URL, err)
-			}
-			var stored uint64
-			if len(raw) == 8 {
-				stored = binary.BigEndian.Uint64(raw)
 			}
 			p = &pending{ver: stored}
 			latest[id] = p
@@ -299,6 +306,7 @@ func (ix *Index) Apply(ctx context.Context, ops []Op) (ApplyResult, error) {
 	}
 	_ = reader.Close()
 	batch := ix.b.NewBatch()
+	applied := make([]appliedVersion, 0, len(order))
 	for _, id := range order {
 		p := latest[id]
 		if p.op.Version == 0 {
@@ -311,9 +319,12 @@ func (ix *Index) Apply(ctx context.Context, ops []Op) (ApplyResult, error) {
 			ix.mu.Unlock()
 			return ApplyResult{}, fmt.Errorf("index: %q: %w", p.op.Doc.URL, err)
 		}
-		var v [8]byte
-		binary.BigEndian.PutUint64(v[:], p.op.Version)
-		batch.SetInternal(versionKey(id), v[:])
+		applied = append(applied, appliedVersion{id, p.op.Version})
+		if ix.vers == nil {
+			var v [8]byte
+			binary.BigEndian.PutUint64(v[:], p.op.Version)
+			batch.SetInternal(versionKey(id), v[:])
+		}
 	}
 	if batch.Size() == 0 {
 		ix.mu.Unlock()
@@ -338,6 +349,9 @@ func (ix *Index) Apply(ctx context.Context, ops []Op) (ApplyResult, error) {
 		}
 	case <-ctx.Done():
 		return ApplyResult{}, fmt.Errorf("index: waiting for persistence: %w", ctx.Err())
+	}
+	if err := ix.saveVersions(applied); err != nil {
+		return ApplyResult{}, err
 	}
 	return res, nil
 }
@@ -474,13 +488,11 @@ type Stored struct {
 func (ix *Index) Lookup(ctx context.Context, collection, rawURL string) (Stored, error) {
 	id := DocID(collection, rawURL)
 	var st Stored
-	raw, err := ix.b.GetInternal(versionKey(id))
+	v, err := ix.version(ix.b.GetInternal, id)
 	if err != nil {
 		return st, fmt.Errorf("index: lookup: %w", err)
 	}
-	if len(raw) == 8 {
-		st.Version = binary.BigEndian.Uint64(raw)
-	}
+	st.Version = v
 	req := bleve.NewSearchRequest(query.NewDocIDQuery([]string{id}))
 	req.Fields = []string{"*"}
 	res, err := ix.b.SearchInContext(ctx, req)

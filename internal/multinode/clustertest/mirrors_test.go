@@ -43,7 +43,10 @@ func startMirrors(t testing.TB, n int) *mirrors {
 			switch r.URL.Path {
 			case "/":
 				w.Header().Set("Content-Type", "text/html")
-				fmt.Fprintf(w, "<html><head><title>%s</title></head><body><a href=\"/same.html\">same</a> <a href=\"/own.html\">own</a></body></html>\n", name)
+				// The home pages differ in their text, not only in their
+				// titles: a duplicate's links are not followed
+				// (extract_links_from_dupes defaults to no).
+				fmt.Fprintf(w, "<html><head><title>%s</title></head><body><p>Home of %s.</p><a href=\"/same.html\">same</a> <a href=\"/own.html\">own</a></body></html>\n", name, name)
 			case "/same.html":
 				w.Header().Set("Content-Type", "text/html")
 				fmt.Fprint(w, mirrorSame)
