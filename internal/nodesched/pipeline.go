@@ -529,6 +529,12 @@ func (p *Pipeline) reextract(ctx context.Context, out *Outcome, u *url.URL) bool
 		return true
 	case store.StatusFetched, store.StatusNotModified, store.StatusDuplicate:
 		body, ok, err := j.Store.Document(j.S.Name, j.Fetch.URI)
+		if err == nil && !ok && prev.Status == store.StatusDuplicate && !j.S.ExtractLinksFromDupes {
+			// A duplicate's links are not followed and its body is not
+			// kept (store_dupes): a shorter path changes nothing.
+			out.Reextracted = true
+			return true
+		}
 		if err != nil || !ok {
 			return false
 		}

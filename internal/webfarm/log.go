@@ -23,7 +23,11 @@ type Request struct {
 	// Local is the address the request came in on, Remote the client's.
 	Local  string `json:"local"`
 	Remote string `json:"remote"`
-	Method string `json:"method"`
+	// ConnSeq is the request's position on its connection (1: the
+	// connection's first request); a remote address alone cannot tell
+	// connections apart, as the client may reuse a port.
+	ConnSeq int64  `json:"conn_seq"`
+	Method  string `json:"method"`
 	// Proto is the request's protocol version ("HTTP/1.1", "HTTP/1.0").
 	Proto string `json:"proto"`
 	// URI is the request target (path and query) as received; URL is the
@@ -130,6 +134,8 @@ func appendRequestJSON(b []byte, r *Request) []byte {
 	b = strconv.AppendInt(b, int64(r.HostIndex), 10)
 	b = appendJSONField(b, "local", r.Local)
 	b = appendJSONField(b, "remote", r.Remote)
+	b = append(b, `,"conn_seq":`...)
+	b = strconv.AppendInt(b, r.ConnSeq, 10)
 	b = appendJSONField(b, "method", r.Method)
 	b = appendJSONField(b, "uri", r.URI)
 	b = appendJSONField(b, "url", r.URL)

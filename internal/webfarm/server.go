@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -60,6 +61,9 @@ func (f *Farm) Start(ctx context.Context) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          log.New(io.Discard, "", 0),
+		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+			return context.WithValue(ctx, connSeqKey{}, new(atomic.Int64))
+		},
 	}
 	f.srv = s
 	var wg sync.WaitGroup
@@ -202,8 +206,12 @@ func (f *Farm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 		local = la.String()
 	}
+	var connSeq int64
+	if n, ok := r.Context().Value(connSeqKey{}).(*atomic.Int64); ok {
+		connSeq = n.Add(1)
+	}
 	rec := Request{
-		Time: start, Host: name, HostIndex: h, Local: local, Remote: r.RemoteAddr,
+		Time: start, Host: name, HostIndex: h, Local: local, Remote: r.RemoteAddr, ConnSeq: connSeq,
 		Method: r.Method, Proto: r.Proto, URI: r.RequestURI, UserAgent: r.Header.Get("User-Agent"),
 		IfModifiedSince: r.Header.Get("If-Modified-Since"), IfNoneMatch: r.Header.Get("If-None-Match"),
 		AcceptEncoding: r.Header.Get("Accept-Encoding"), Cycle: cycle,
@@ -527,3 +535,6 @@ func (f *Farm) serveBig(w http.ResponseWriter, r *http.Request, cw *countWriter,
 		_ = closer.Close()
 	}
 }
+
+// connSeqKey is the context key of a connection's request counter.
+type connSeqKey struct{}
