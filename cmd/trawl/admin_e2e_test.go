@@ -179,6 +179,11 @@ func TestAdminEveryMethodPython(t *testing.T) {
 	if !strings.Contains(string(out), "ALL METHODS OK") {
 		t.Fatalf("script did not finish")
 	}
+	// The deletions reach the index through the feed: wait until it has
+	// fed everything before stopping the crawler and looking.
+	waitFor(t, "the feed backlog drained", 60*time.Second, func() bool {
+		return feedBacklog(t, "http://admin:s3cret@"+c.addr+"/metrics") == 0
+	})
 	c.stop()
 
 	// The deleted site is gone from the store; the deleted URI too.

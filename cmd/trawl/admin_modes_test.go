@@ -91,6 +91,23 @@ func (c *childRun) stop(t *testing.T, sig syscall.Signal) error {
 }
 
 // waitFor polls cond every 100 ms until it holds or the deadline passes.
+// feedBacklog reads trawl_feed_backlog from a /metrics URL.
+func feedBacklog(t *testing.T, metricsURL string) float64 {
+	t.Helper()
+	resp, err := http.Get(metricsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`(?m)^trawl_feed_backlog (\S+)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no trawl_feed_backlog in the metrics of %s:\n%s", metricsURL, b)
+	}
+	v, _ := strconv.ParseFloat(string(m[1]), 64)
+	return v
+}
+
 func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
@@ -146,18 +163,7 @@ func TestAdminModesSurviveRestart(t *testing.T) {
 	}
 	backlog := func(c *childRun) float64 {
 		t.Helper()
-		resp, err := http.Get("http://" + c.addr + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		m := regexp.MustCompile(`(?m)^trawl_feed_backlog (\S+)$`).FindSubmatch(b)
-		if m == nil {
-			t.Fatalf("no trawl_feed_backlog in the metrics:\n%s", b)
-		}
-		v, _ := strconv.ParseFloat(string(m[1]), 64)
-		return v
+		return feedBacklog(t, "http://"+c.addr+"/metrics")
 	}
 	stats2 := func(cl *admin.Client) *stats.CollectionFlat {
 		t.Helper()
