@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"sort"
@@ -118,17 +119,28 @@ func compileExtras(s *Settings, eff *config.Effective, fo fetch.Options) error {
 	return nil
 }
 
-// readURIFile reads one URI per line; blank lines and lines starting with
-// '#' are skipped.
-func readURIFile(name string) ([]string, error) {
-	fi, err := os.Stat(name)
+// readFileCapped reads a file of at most max bytes; a larger one is an
+// error, found without reading more than max+1 bytes of it.
+func readFileCapped(name string, max int64) ([]byte, error) {
+	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	if fi.Size() > maxStartURIFileBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", name, maxStartURIFileBytes)
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
 	}
-	b, err := os.ReadFile(name)
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: larger than %d bytes", name, max)
+	}
+	return b, nil
+}
+
+// readURIFile reads one URI per line; blank lines and lines starting with
+// '#' are skipped.
+func readURIFile(name string) ([]string, error) {
+	b, err := readFileCapped(name, maxStartURIFileBytes)
 	if err != nil {
 		return nil, err
 	}

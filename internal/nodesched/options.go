@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -109,14 +108,7 @@ func compileOptions(s *Settings, eff *config.Effective) error {
 // lines starting with '#' are skipped. A name may carry a port (a crawl
 // site, host:port) or not (then it stands for the host on any port).
 func readMirrorFile(name string) (map[string]string, error) {
-	fi, err := os.Stat(name)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > maxMirrorFileBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", name, maxMirrorFileBytes)
-	}
-	b, err := os.ReadFile(name)
+	b, err := readFileCapped(name, maxMirrorFileBytes)
 	if err != nil {
 		return nil, err
 	}
