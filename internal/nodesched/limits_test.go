@@ -14,10 +14,11 @@ import (
 	"github.com/trawl/trawl/internal/webfarm"
 )
 
-// startCrawlWith is startOptCrawl with a hook on the driver's Config.
+// startCrawlWith starts a node on the collections of xml, its driver's
+// Config adjusted by hook (may be nil). It stops at the end of the test.
 func startCrawlWith(t *testing.T, xml string, hook func(*Config)) *optCrawl {
 	t.Helper()
-	cfg, err := config.Parse("limits.xml", []byte(xml), nil)
+	cfg, err := config.Parse("crawl.xml", []byte(xml), nil)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, xml)
 	}

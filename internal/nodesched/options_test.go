@@ -15,7 +15,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/trawl/trawl/internal/cmt"
-	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/webfarm"
 )
@@ -94,30 +93,7 @@ type optCrawl struct {
 // end of the test.
 func startOptCrawl(t *testing.T, xml string, now func() time.Time, rec func(RequestLog)) *optCrawl {
 	t.Helper()
-	cfg, err := config.Parse("options.xml", []byte(xml), nil)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, xml)
-	}
-	mns := &multiMNS{seen: map[string]bool{}}
-	for _, col := range cfg.Collections {
-		mns.conf.Collections = append(mns.conf.Collections, col.CrawlConfig())
-	}
-	st, err := store.Open(t.TempDir(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	d := New(Config{NodeID: "node1", Store: st, MNS: mns.dialer(ctx), Workers: 8, Now: now, Record: rec})
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-		st.Close()
-	})
-	return &optCrawl{d: d, st: st, mns: mns}
+	return startCrawlWith(t, xml, func(c *Config) { c.Now, c.Record = now, rec })
 }
 
 // optCollection is one DomainSpecification: start URIs, a fast delay, the
