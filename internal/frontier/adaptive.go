@@ -26,10 +26,11 @@ const (
 	adaptiveRevisit        = URIFStartURI | URIFForce | URIFStartURIFeed | URIFRescheduled | URIFCleanSite | uriFSitemap | uriFRedirects
 )
 
-// adaptiveKnown reports whether e, seen in an earlier cycle, is a plain
-// link to a URI adaptive refresh already knows (and so is not queued).
-func (f *Frontier) adaptiveKnown(e *Entry) (bool, error) {
-	if f.cfg.RefreshMode != RefreshAdaptive || e.URIFlags&adaptiveRevisit != 0 || e.QueueFlags&QFForce != 0 {
+// adaptiveKnown reports whether e, seen in an earlier cycle whose refresh
+// had mode, is a plain link to a URI adaptive refresh already knows (and so
+// is not queued).
+func (f *Frontier) adaptiveKnown(e *Entry, mode RefreshMode) (bool, error) {
+	if mode != RefreshAdaptive || e.URIFlags&adaptiveRevisit != 0 || e.QueueFlags&QFForce != 0 {
 		return false, nil
 	}
 	_, ok, err := f.st.GetRaw(store.SpaceKnown, f.knownKey(e.Site, e.URI))
@@ -116,8 +117,11 @@ func (f *Frontier) queuedNow(site, uri string) (bool, error) {
 		return false, nil
 	}
 	st, err := f.getSite(site)
-	if err != nil || sv.cycle < st.cycle {
+	if err != nil {
 		return false, err
+	}
+	if stale, _ := f.staleSeen(sv.cycle, sv.gen, st, uri); stale {
+		return false, nil
 	}
 	_, ok, err = f.st.GetRaw(store.SpaceQueue, f.queueKey(st.name, sv.class, sv.seq))
 	return ok, err

@@ -113,6 +113,13 @@ type Config struct {
 	Adaptive        Adaptive
 	// Score ranks known URIs for adaptive rescheduling (default DefaultScore).
 	Score func(KnownURI) float64
+	// Subs are the crawl subcollections, which may start refresh rounds
+	// of their own URIs inside the collection's cycle (subrefresh.go);
+	// SubOf gives the index in Subs of the subcollection a URI belongs to,
+	// or -1. SubOf must be set when Subs is not empty, be safe to call
+	// from the frontier's goroutine and not block.
+	Subs  []SubRefresh
+	SubOf func(uri string) int
 
 	MaxBackoffCounter int           // max_backoff_counter (50)
 	MaxBackoffDelay   time.Duration // max_backoff_delay (600 s)
@@ -181,6 +188,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.Adaptive.RefreshQuota < 0 || c.Adaptive.RefreshQuota > 100 {
 		return fmt.Errorf("frontier: refresh_quota %d is not a percentage", c.Adaptive.RefreshQuota)
+	}
+	if len(c.Subs) > 0 && c.SubOf == nil {
+		return fmt.Errorf("frontier: subcollections without SubOf")
 	}
 	if c.Score == nil {
 		c.Score = DefaultScore

@@ -294,7 +294,8 @@ type seenValue struct {
 	class     uint8
 	seq       uint64
 	full      bool
-	redirects int // optional trailing field (0 when absent)
+	redirects int    // optional trailing field (0 when absent)
+	gen       uint64 // optional trailing field after redirects: the subcollection refresh generation when written (subrefresh.go)
 }
 
 func appendSeen(b []byte, v seenValue) []byte {
@@ -302,8 +303,11 @@ func appendSeen(b []byte, v seenValue) []byte {
 	b = binary.AppendUvarint(b, uint64(v.hops))
 	b = append(b, v.class)
 	b = binary.AppendUvarint(b, v.seq)
-	if v.redirects > 0 {
+	if v.redirects > 0 || v.gen > 0 {
 		b = binary.AppendUvarint(b, uint64(v.redirects))
+	}
+	if v.gen > 0 {
+		b = binary.AppendUvarint(b, v.gen)
 	}
 	return b
 }
@@ -329,6 +333,9 @@ func decodeSeen(b []byte) (v seenValue, ok bool) {
 	v.seq = r.uvarint(1<<64 - 1)
 	if r.err == nil && len(r.b) > 0 {
 		v.redirects = int(r.uvarint(1 << 31))
+	}
+	if r.err == nil && len(r.b) > 0 {
+		v.gen = r.uvarint(1<<64 - 1)
 	}
 	if r.end() != nil {
 		return seenValue{cycle: c}, true

@@ -108,6 +108,10 @@ type Frontier struct {
 	// minor is the adaptive minor refresh cycle last rescheduled in the
 	// current cycle (adaptive.go).
 	minor int
+	// gen grows at every subcollection round; subs are the rounds of
+	// Config.Subs (subrefresh.go).
+	gen  uint64
+	subs []subState
 }
 
 // ErrBroken is wrapped by every call after a commit failed; reopen the
@@ -157,11 +161,13 @@ func Open(s *store.Store, cfg Config, log *slog.Logger, now time.Time) (*Frontie
 		r := reader{b: g}
 		f.cycle = r.varint()
 		f.cycleStart = fromUnixNano(r.varint())
+		f.readSubs(&r)
 		if err := r.end(); err != nil {
 			return nil, err
 		}
 	} else {
 		f.cycle, f.cycleStart = 1, now
+		f.readSubs(&reader{})
 		b := s.NewBatch()
 		if err := f.writeGlobal(b); err != nil {
 			b.Discard()
@@ -270,6 +276,7 @@ func (f *Frontier) Close() error {
 func (f *Frontier) writeGlobal(b *store.Batch) error {
 	v := binary.AppendVarint(nil, f.cycle)
 	v = binary.AppendVarint(v, unixNano(f.cycleStart))
+	v = f.appendSubs(v)
 	return b.SetRaw(store.SpaceFrontier, f.metaKey('g', ""), v)
 }
 

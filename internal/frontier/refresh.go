@@ -57,6 +57,9 @@ func (f *Frontier) Refresh(now time.Time, seeds []Entry, expired func(site, uri 
 	f.cycle++
 	f.cycleStart = now
 	f.minor = 0
+	for k := range f.subs {
+		f.subs[k].start, f.subs[k].retry = now, time.Time{} // a cycle starts every subcollection's round too
+	}
 	rep := RefreshReport{Cycle: f.cycle}
 	if f.bloom != nil && !f.cfg.WQFilter {
 		f.bloom.reset()

@@ -37,6 +37,7 @@ type seenCacheVal struct {
 	cycle     uint32
 	hops      int32
 	redirects int32
+	gen       uint32 // subcollection refresh generation (subrefresh.go)
 	full      bool
 }
 
@@ -65,11 +66,11 @@ func (c *seenCache) get(uri string) (seenCacheVal, bool) {
 // cache's ranges are not cached: the disk answers for them).
 func (c *seenCache) set(uri string, v seenValue) {
 	k := c.key(uri)
-	if v.cycle < 0 || v.cycle > 1<<32-1 || v.hops < 0 || v.hops > 1<<31-1 || v.redirects < 0 || v.redirects > 1<<31-1 {
+	if v.cycle < 0 || v.cycle > 1<<32-1 || v.hops < 0 || v.hops > 1<<31-1 || v.redirects < 0 || v.redirects > 1<<31-1 || v.gen > 1<<32-1 {
 		c.forget(uri)
 		return
 	}
-	c.put(k, seenCacheVal{cycle: uint32(v.cycle), hops: int32(v.hops), redirects: int32(v.redirects), full: v.full})
+	c.put(k, seenCacheVal{cycle: uint32(v.cycle), hops: int32(v.hops), redirects: int32(v.redirects), gen: uint32(v.gen), full: v.full})
 }
 
 func (c *seenCache) put(k seenCacheKey, v seenCacheVal) {

@@ -278,8 +278,9 @@ func (tx *Tx) checkSeen(cands []cand, n int) error {
 			return err
 		}
 		known := false
-		if ok && sv.cycle < st.cycle {
-			if known, err = f.adaptiveKnown(&c.e); err != nil {
+		stale, mode := f.staleSeen(sv.cycle, sv.gen, st, c.e.URI)
+		if ok && stale {
+			if known, err = f.adaptiveKnown(&c.e, mode); err != nil {
 				it.Close()
 				return err
 			}
@@ -287,7 +288,7 @@ func (tx *Tx) checkSeen(cands []cand, n int) error {
 		switch {
 		case known:
 			c.dup = true // adaptive: a known URI is revisited by its score (adaptive.go)
-		case !ok || sv.cycle < st.cycle:
+		case !ok || stale:
 			c.keep = true // seen in an earlier cycle
 		case sv.full && f.shorter(c.e.Hops, c.e.Redirects, sv.hops, sv.redirects):
 			c.shorter, c.old = true, sv
@@ -327,7 +328,10 @@ func (f *Frontier) cachedDup(e *Entry) bool {
 		return false
 	}
 	st := f.sites[e.Site]
-	if st == nil || int64(v.cycle) < st.cycle {
+	if st == nil {
+		return false
+	}
+	if stale, _ := f.staleSeen(int64(v.cycle), uint64(v.gen), st, e.URI); stale {
 		return false
 	}
 	return !(v.full && f.shorter(e.Hops, e.Redirects, int(v.hops), int(v.redirects)))
@@ -359,7 +363,7 @@ func (tx *Tx) writeQueued(op *txOp) error {
 		return err
 	}
 	if f.cfg.WQFilter {
-		v := appendSeen(make([]byte, 0, 24), seenValue{cycle: op.st.cycle, hops: op.e.Hops, class: op.class, seq: op.seq, redirects: op.e.Redirects})
+		v := appendSeen(make([]byte, 0, 24), seenValue{cycle: op.st.cycle, hops: op.e.Hops, class: op.class, seq: op.seq, redirects: op.e.Redirects, gen: f.gen})
 		if err := tx.b.SetRaw(store.SpaceSeen, f.seenKey(op.e.URI), v); err != nil {
 			return err
 		}

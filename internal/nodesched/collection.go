@@ -176,6 +176,14 @@ func Compile(c *config.Collection, env Env) (*Settings, error) {
 			}
 		}
 		s.Subs = append(s.Subs, ss)
+		// Its own refresh rounds (frontier.SubRefresh): every subcollection
+		// is listed, so that an operator can refetch it; those that set a
+		// refresh (lower than the collection's) also start rounds of their own.
+		fs := frontier.SubRefresh{Name: sc.Name, Mode: sub.Frontier.RefreshMode}
+		if r := sc.Get("refresh"); r != nil && r.Value.Real > 0 {
+			fs.Period = sub.Frontier.Refresh
+		}
+		s.Frontier.Subs = append(s.Frontier.Subs, fs)
 		for _, u := range sub.StartURIs {
 			if !seen[u] {
 				seen[u] = true
@@ -192,7 +200,22 @@ func Compile(c *config.Collection, env Env) (*Settings, error) {
 	}
 	s.Frontier.SiteDelay = s.siteDelay
 	s.Frontier.SiteMaxDoc = s.siteMaxDoc
+	s.Frontier.SubOf = s.subIndex
 	return s, nil
+}
+
+// subIndex is the index in s.Subs of the subcollection For(uri) picks, or
+// -1 for the collection's own URIs.
+func (s *Settings) subIndex(uri string) int {
+	if s.root != nil {
+		s = s.root
+	}
+	for i, sub := range s.Subs {
+		if ok, _ := sub.URIs.Allowed(uri, netip.Addr{}); ok {
+			return i
+		}
+	}
+	return -1
 }
 
 // siteCovered reports whether a subcollection may hold URIs of site: its
@@ -448,7 +471,7 @@ func (s *Settings) withFreshRobots() *Settings {
 		ns.Subs[i] = &nsub
 	}
 	if len(ns.Subs) > 0 {
-		ns.Frontier.SiteDelay, ns.Frontier.SiteMaxDoc = ns.siteDelay, ns.siteMaxDoc
+		ns.Frontier.SiteDelay, ns.Frontier.SiteMaxDoc, ns.Frontier.SubOf = ns.siteDelay, ns.siteMaxDoc, ns.subIndex
 	}
 	return &ns
 }

@@ -658,7 +658,12 @@ func (m *Machine) Handle(from Peer, msg cmt.Message, now time.Time) error {
 		return m.askRoute(x.Collection)
 	case *cmt.AdmConfRefresh: // 3.1.5.9
 		if c := m.colls[x.Collection]; c != nil {
-			if err := m.refresh(c, x.Flags, now); err != nil {
+			if k := c.front.SubIndex(x.SubCollection); k >= 0 && x.SubCollection != "" && x.Flags&cmt.RefreshSubCollection != 0 {
+				// A subcollection's refetch: a round of its URIs only.
+				if err := m.subRefresh(c, k, now, true); err != nil {
+					return err
+				}
+			} else if err := m.refresh(c, x.Flags, now); err != nil {
 				return err
 			}
 			return m.refeedRefresh(c, x.Flags)
@@ -887,6 +892,38 @@ func (m *Machine) refresh(c *collection, flags cmt.RefreshFlags, now time.Time) 
 	}
 	c.count("refresh_cycles", 1)
 	m.log.Info("nodesched: refresh cycle started", "collection", c.s.Name, "cycle", rep.Cycle, "seeded", rep.Seeded, "truncated", rep.Truncated)
+	return m.addLinks(c, now, forceStart(others), nil, "")
+}
+
+// subRefresh starts a round of subcollection k (its own refresh, or an
+// operator's refetch of it when force): its URIs count as not seen and its
+// refresh_mode applies to them (frontier.RefreshSub); its start URIs are
+// queued again. A soft round waits (Postponed) while its URIs are queued.
+func (m *Machine) subRefresh(c *collection, k int, now time.Time, force bool) error {
+	var seeds []frontier.Entry
+	var others []Link
+	for _, l := range m.startLinks(c) {
+		if c.s.subIndex(l.URI) != k {
+			continue
+		}
+		if own, _ := m.route(c.s.Name, l.Site); own {
+			seeds = append(seeds, frontier.Entry{URI: l.URI, Site: l.Site, URIFlags: l.Flags, Extra: encodeMeta(entryMeta{})})
+		} else {
+			others = append(others, l)
+		}
+	}
+	rep, err := c.front.RefreshSub(now, k, seeds, force)
+	m.pump(c)
+	if err != nil {
+		return err
+	}
+	if rep.Postponed {
+		m.log.Debug("nodesched: subcollection refresh waits for its queued URIs (soft)", "collection", c.s.Name, "subcollection", rep.Sub)
+		return nil
+	}
+	c.count("subrefresh_rounds", 1)
+	m.log.Info("nodesched: subcollection refresh started", "collection", c.s.Name, "subcollection", rep.Sub,
+		"seeded", rep.Seeded, "truncated", rep.Truncated, "rescheduled", rep.Rescheduled)
 	return m.addLinks(c, now, forceStart(others), nil, "")
 }
 

@@ -43,6 +43,7 @@ func urlParse(s string) (*url.URL, error) { return url.Parse(s) }
 //	uris_screened_out  received URIs the rules reject
 //	crawl_ip_denied    CMD_UM_START_CRAWL_IP answers that refused
 //	refresh_cycles     refresh cycles started
+//	subrefresh_rounds  subcollection refresh rounds started (their own refresh)
 //	processed          URIs taken from the queue and requested
 //	dl_time_us         fetch time in microseconds (with _n samples, _max the longest)
 //	doc_bytes          body bytes of downloaded documents (with _n and _max)
@@ -143,6 +144,13 @@ func (m *Machine) Tick(now time.Time) error {
 		} else if c.state == cmt.StateActive && c.front.MinorDue(now) {
 			if err := m.minorRefresh(c, now); err != nil {
 				return err
+			}
+		}
+		if c.state == cmt.StateActive {
+			for _, k := range c.front.SubRefreshDue(now) {
+				if err := m.subRefresh(c, k, now, false); err != nil {
+					return err
+				}
 			}
 		}
 	}
