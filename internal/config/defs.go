@@ -297,7 +297,9 @@ var honouredParams = []string{
 // TestSubCollectionsPerURI (use_javascript: TestCrawlJavaScriptPerSite); its crawlmode section
 // is the collection's definition, honoured with it.
 var honouredSubParams = []string{"delay", "headers", "max_doc", "accept_compression",
-	"allowed_schemes", "cut_off", "proxy", "use_sitemaps", "start_uris", "start_uri_files", "use_javascript"}
+	"allowed_schemes", "cut_off", "proxy", "use_sitemaps", "start_uris", "start_uri_files", "use_javascript",
+	"ftp_passive", // nodesched TestSubCollectionFTPPassive
+}
 
 // honouredLoginParams are the honoured rows of a Login element (forms
 // login, internal/fetch/login.go).
