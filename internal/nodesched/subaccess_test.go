@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/trawl/trawl/internal/webfarm"
@@ -83,4 +85,72 @@ func TestSubCollectionFTPPassive(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSubCollectionUseHTTP11 crawls a farm of three hosts whose collection
+// has use_http_1_1=yes (and accept_compression=yes) and whose subcollection
+// (SubDomain scoped to host 0 by include_domains) has use_http_1_1=no. The
+// farm's request log shows host 0 asked in HTTP/1.0 only, every request on
+// a connection of its own, none asking for compression (robots.txt
+// included: the subcollection fetches its own), and the other hosts in
+// HTTP/1.1 only, with reused connections and compression. The crawl
+// fetches what Expect lists.
+func TestSubCollectionUseHTTP11(t *testing.T) {
+	farm := startFarm(t, 3, 30)
+	sub := farm.Hosts()[0].Name
+	extra := fmt.Sprintf(`        <attrib name="use_http_1_1" type="boolean"> yes </attrib>
+        <attrib name="accept_compression" type="boolean"> yes </attrib>
+        <SubDomain name="old-server">
+            <section name="include_domains"><attrib name="exact" type="list-string"><member> %s </member></attrib></section>
+            <attrib name="use_http_1_1" type="boolean"> no </attrib>
+        </SubDomain>
+`, sub)
+	crawl := farm.DefaultCrawl()
+	r := runCrawlWith(t, farm, t.TempDir(), crawl, webfarm.XMLOptions{Collection: "farm", Delay: 0.01, FetchTimeout: 8, Extra: extra})
+	waitIdle(t, r.d, 90*time.Second)
+
+	want, err := farm.Expect(crawl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing, extraURLs := diffSets(want, requestedURLs(farm, 0))
+	if len(missing)+len(extraURLs) > 0 {
+		t.Errorf("fetched set differs from Expect: missing %v, extra %v", head(missing), head(extraURLs))
+	}
+	type use struct {
+		Requests, Reused, GzipAsked, GzipSent int
+		Protos                                map[string]int
+	}
+	got := map[bool]*use{true: {Protos: map[string]int{}}, false: {Protos: map[string]int{}}}
+	for _, q := range farm.Requests() {
+		u := got[q.Host == sub]
+		u.Requests++
+		u.Protos[q.Proto]++
+		if q.ConnSeq > 1 {
+			u.Reused++
+		}
+		if strings.Contains(q.AcceptEncoding, "gzip") {
+			u.GzipAsked++
+		}
+		if q.ContentEncoding != "" {
+			u.GzipSent++
+		}
+	}
+	old, cur := got[true], got[false]
+	if old.Requests == 0 || cur.Requests == 0 {
+		t.Fatalf("requests: subcollection host %d, others %d", old.Requests, cur.Requests)
+	}
+	if d := cmp.Diff(map[string]int{"HTTP/1.0": old.Requests}, old.Protos); d != "" {
+		t.Errorf("subcollection host %s: protocols (-want +got):\n%s", sub, d)
+	}
+	if old.Reused != 0 || old.GzipAsked != 0 || old.GzipSent != 0 {
+		t.Errorf("subcollection host %s: %d requests on reused connections, %d asked for gzip, %d compressed answers (want 0 each)", sub, old.Reused, old.GzipAsked, old.GzipSent)
+	}
+	if d := cmp.Diff(map[string]int{"HTTP/1.1": cur.Requests}, cur.Protos); d != "" {
+		t.Errorf("collection hosts: protocols (-want +got):\n%s", d)
+	}
+	if cur.Reused == 0 || cur.GzipAsked != cur.Requests || cur.GzipSent == 0 {
+		t.Errorf("collection hosts: %d requests on reused connections (want some), %d of %d asked for gzip, %d compressed answers", cur.Reused, cur.GzipAsked, cur.Requests, cur.GzipSent)
+	}
+	t.Logf("subcollection host: %+v; others: %+v", *old, *cur)
 }
