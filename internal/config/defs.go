@@ -298,6 +298,8 @@ var honouredParams = []string{
 // is the collection's definition, honoured with it.
 var honouredSubParams = []string{"delay", "headers", "max_doc", "accept_compression",
 	"allowed_schemes", "cut_off", "proxy", "use_sitemaps", "start_uris", "start_uri_files", "use_javascript",
+	"ftp_passive",  // nodesched TestSubCollectionFTPPassive
+	"use_http_1_1", // nodesched TestSubCollectionUseHTTP11
 	// refresh rounds of the subcollection's URIs (internal/frontier
 	// subrefresh.go; nodesched TestSubCollectionRefresh).
 	"refresh", "refresh_mode"}

@@ -128,6 +128,14 @@ func docSkips(counters map[string]int64) map[string]int64 {
 // runAccessCrawlLog is runAccessCrawl that also returns the node's log.
 func runAccessCrawlLog(t *testing.T, xml string) (map[string]int64, string) {
 	t.Helper()
+	counters, _, logText := runAccessCrawlSites(t, xml)
+	return counters, logText
+}
+
+// runAccessCrawlSites is runAccessCrawlLog that also returns the
+// counters of each site.
+func runAccessCrawlSites(t *testing.T, xml string) (map[string]int64, map[string]Counters, string) {
+	t.Helper()
 	logs := &syncBuffer{}
 	cfg, err := config.Parse("access.xml", []byte(xml), nil)
 	if err != nil {
@@ -146,11 +154,33 @@ func runAccessCrawlLog(t *testing.T, xml string) (map[string]int64, string) {
 	go func() { done <- d.Run(ctx) }()
 	waitIdle(t, d, 60*time.Second)
 	counters := d.Stats()["acc"]
+	// The driver copies the sites' counters at most every siteStatsEvery:
+	// wait until they add up to the collection's.
+	var sites map[string]Counters
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		sites = d.SiteStats()["acc"]
+		sum := Counters{}
+		for _, cs := range sites {
+			for k, v := range cs {
+				sum[k] += v
+			}
+		}
+		same := true
+		for k, v := range counters {
+			if k == "processed" || k == "robots_denied" || strings.HasPrefix(k, "errors_") {
+				same = same && sum[k] == v
+			}
+		}
+		if same || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Run: %v", err)
 	}
-	return counters, logs.String()
+	return counters, sites, logs.String()
 }
 
 // serveSite serves an AccessSite on 127.0.0.1 under a host name.
@@ -453,26 +483,13 @@ func TestPayloads(t *testing.T) {
 
 // TestAccessFailuresCounted: wrong credentials, a failed form login and an
 // unreachable proxy do not stop the crawl; each failure is counted under
-// its document skip code and the log names the site.
+// its document skip code, for the collection and the site, and the log
+// names the site. With robots=yes the unreachable proxy first fails the
+// robots.txt download: that is the connection failure counted (once: the
+// outcome is cached), and the site's URIs are skipped as robots-denied.
 func TestAccessFailuresCounted(t *testing.T) {
-	for _, tt := range []struct {
-		name, code, log string
-		site            func(t *testing.T) (base, host, extra string)
-	}{
-		{"wrong Basic password", stats.DocOther, "authentication refused by the site", func(t *testing.T) (string, string, string) {
-			site := &webfarm.AccessSite{Pages: 4, Guard: &webfarm.BasicGuard{User: "alice", Password: "s3cret", Realm: "r"}}
-			base, host := serveSite(t, site, "basic.test")
-			return base, host, fmt.Sprintf(`    <section name="passwd"><attrib name="%s/" type="string"> alice:guess:r:basic </attrib></section>`, base)
-		}},
-		{"wrong form login", stats.DocOther, "form login failed", func(t *testing.T) (string, string, string) {
-			site := &webfarm.AccessSite{Pages: 4, Guard: &webfarm.FormLoginGuard{User: "dave", Password: "letmein"}}
-			base, host := serveSite(t, site, "forms.test")
-			return base, host, fmt.Sprintf(`    <Login name="l"><attrib name="html_form" type="string"> %s/login </attrib>
-      <attrib name="autofill" type="boolean"> yes </attrib>
-      <attrib name="sites" type="list-string"><member> %s </member></attrib>
-      <section name="parameters"><attrib name="user" type="string"> dave </attrib><attrib name="password" type="string"> guess </attrib></section></Login>`, base, strings.TrimPrefix(base, "http://"))
-		}},
-		{"unreachable proxy", stats.DocConnectFailure, "proxy failed", func(t *testing.T) (string, string, string) {
+	unreachableProxy := func(robots string) func(t *testing.T) (string, string, string) {
+		return func(t *testing.T) (string, string, string) {
 			site := &webfarm.AccessSite{Pages: 4}
 			base, host := serveSite(t, site, "proxied.test")
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -481,19 +498,65 @@ func TestAccessFailuresCounted(t *testing.T) {
 			}
 			dead := ln.Addr().String()
 			ln.Close() // nothing listens there any more
-			// robots=no: with robots.txt unreachable through the proxy the
-			// site's URIs would be skipped as robots-denied before any
-			// document fetch.
 			return base, host, fmt.Sprintf(`    <attrib name="proxy" type="list-string"><member> http://%s </member></attrib>
-    <attrib name="robots" type="boolean"> no </attrib>`, dead)
+    <attrib name="robots" type="boolean"> %s </attrib>`, dead, robots)
+		}
+	}
+	for _, tt := range []struct {
+		name, code, log string
+		site            func(t *testing.T) (base, host, extra string)
+		// uriCode, when set, is the URI skip code the site's URIs get;
+		// counts, when set, are exact values of counters.
+		uriCode string
+		counts  map[string]int64
+	}{
+		{name: "wrong Basic password", code: stats.DocOther, log: "authentication refused by the site", site: func(t *testing.T) (string, string, string) {
+			site := &webfarm.AccessSite{Pages: 4, Guard: &webfarm.BasicGuard{User: "alice", Password: "s3cret", Realm: "r"}}
+			base, host := serveSite(t, site, "basic.test")
+			return base, host, fmt.Sprintf(`    <section name="passwd"><attrib name="%s/" type="string"> alice:guess:r:basic </attrib></section>`, base)
 		}},
+		{name: "wrong form login", code: stats.DocOther, log: "form login failed", site: func(t *testing.T) (string, string, string) {
+			site := &webfarm.AccessSite{Pages: 4, Guard: &webfarm.FormLoginGuard{User: "dave", Password: "letmein"}}
+			base, host := serveSite(t, site, "forms.test")
+			return base, host, fmt.Sprintf(`    <Login name="l"><attrib name="html_form" type="string"> %s/login </attrib>
+      <attrib name="autofill" type="boolean"> yes </attrib>
+      <attrib name="sites" type="list-string"><member> %s </member></attrib>
+      <section name="parameters"><attrib name="user" type="string"> dave </attrib><attrib name="password" type="string"> guess </attrib></section></Login>`, base, strings.TrimPrefix(base, "http://"))
+		}},
+		{name: "unreachable proxy, robots=no", code: stats.DocConnectFailure, log: "proxy failed, document not fetched",
+			site: unreachableProxy("no"), counts: map[string]int64{"robots_denied": 0}},
+		{name: "unreachable proxy, robots=yes", code: stats.DocConnectFailure, log: "proxy failed, robots.txt not fetched",
+			site: unreachableProxy("yes"), uriCode: stats.SkipRobots, counts: map[string]int64{"errors_proxy": 1, "robots_denied": 1, "robots_fetched": 0}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			base, host, extra := tt.site(t)
-			counters, logText := runAccessCrawlLog(t, crawlXML(base+"/", host, extra))
+			counters, sites, logText := runAccessCrawlSites(t, crawlXML(base+"/", host, extra))
 			skips := docSkips(counters)
 			if skips[tt.code] == 0 {
 				t.Errorf("skip code %s not counted: skips %v, counters %v", tt.code, skips, counters)
+			}
+			var siteCounters Counters
+			for s, cs := range sites {
+				if strings.HasPrefix(s, host) {
+					siteCounters = cs
+				}
+			}
+			if got := docSkips(siteCounters); got[tt.code] != skips[tt.code] {
+				t.Errorf("site %s: skip code %s counted %d, collection %d (sites %v)", host, tt.code, got[tt.code], skips[tt.code], sites)
+			}
+			if tt.uriCode != "" {
+				n := int64(0)
+				for _, k := range stats.URISkipCounters[tt.uriCode] {
+					n += counters[k]
+				}
+				if n == 0 {
+					t.Errorf("URI skip code %s not counted: counters %v", tt.uriCode, counters)
+				}
+			}
+			for k, want := range tt.counts {
+				if counters[k] != want {
+					t.Errorf("counter %s = %d, want %d (counters %v)", k, counters[k], want, counters)
+				}
 			}
 			var line string
 			for _, l := range strings.Split(logText, "\n") {
@@ -502,9 +565,10 @@ func TestAccessFailuresCounted(t *testing.T) {
 					break
 				}
 			}
-			if line == "" || !strings.Contains(line, "site="+host) {
-				t.Errorf("no log line %q naming site %s:\n%s", tt.log, host, logText)
+			if line == "" || !strings.Contains(line, "site="+host) || !strings.Contains(line, "level=WARN") {
+				t.Errorf("no WARN line %q naming site %s:\n%s", tt.log, host, logText)
 			}
+			t.Log(line)
 		})
 	}
 }

@@ -114,6 +114,9 @@ type Outcome struct {
 	RobotsFresh bool
 	Sitemaps    []string
 	CrawlDelay  time.Duration
+	// RobotsFailed is set when this step's robots.txt download got no
+	// response (accessFailures counts and logs it).
+	RobotsFailed *robotsFailure
 
 	Status       int
 	Err          error
@@ -369,16 +372,27 @@ func (p *Pipeline) wait(ctx context.Context, j *Job, d time.Duration, sent *sent
 	return httptrace.WithClientTrace(ctx, trace), tr, nil
 }
 
+// robotsFailure is a robots.txt download that got no response: URL the
+// file, Err why (a *fetch.Error), Rules the rules the cache then applies to
+// the site (disallow all, allow all under robots_tout_ignore, or an older
+// copy of the file).
+type robotsFailure struct {
+	URL   string
+	Err   error
+	Rules *robots.Rules
+}
+
 // robotsFor returns the robots rules of the job's site, downloading them
 // (paced like any request) when the cache has none. fresh is true for the
-// one step that downloaded them.
-func (p *Pipeline) robotsFor(ctx context.Context, j *Job) (rules *robots.Rules, fresh bool, err error) {
+// one step that downloaded them; failed is set when that download got no
+// response.
+func (p *Pipeline) robotsFor(ctx context.Context, j *Job) (rules *robots.Rules, fresh bool, failed *robotsFailure, err error) {
 	if r, ok := j.S.RobotsCache.Lookup(j.Fetch.URI); ok {
-		return r, false, nil
+		return r, false, nil, nil
 	}
 	key, err := robots.SiteKey(j.Fetch.URI)
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	key = j.S.Name + "\x00" + key
 	p.mu.Lock()
@@ -386,9 +400,9 @@ func (p *Pipeline) robotsFor(ctx context.Context, j *Job) (rules *robots.Rules, 
 		p.mu.Unlock()
 		select {
 		case <-c.done:
-			return c.rules, false, c.err
+			return c.rules, false, nil, c.err
 		case <-ctx.Done():
-			return nil, false, ctx.Err()
+			return nil, false, nil, ctx.Err()
 		}
 	}
 	c := &robotsCall{done: make(chan struct{})}
@@ -402,12 +416,12 @@ func (p *Pipeline) robotsFor(ctx context.Context, j *Job) (rules *robots.Rules, 
 		p.mu.Unlock()
 	}()
 	if r, ok := j.S.RobotsCache.Lookup(j.Fetch.URI); ok {
-		return r, false, nil
+		return r, false, nil, nil
 	}
 	rd := j.S.delayAt(p.Now())
 	rctx, tr, err := p.wait(ctx, j, rd, nil)
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	// The download runs here, on the traced context, rather than through
 	// RobotsCache.Get (which detaches it): the pacer then holds the
@@ -415,20 +429,26 @@ func (p *Pipeline) robotsFor(ctx context.Context, j *Job) (rules *robots.Rules, 
 	// p.flight already makes concurrent steps of the site share it.
 	ru, err := robots.RobotsURL(j.Fetch.URI)
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	res := j.S.robotsOpts.Load(rctx, ru)
 	if tr != nil {
 		p.record(tr, j, ru, true, rd)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	if res.URL == "" {
 		res.URL = ru
 	}
 	r, err := j.S.RobotsCache.Put(j.Fetch.URI, robots.FromFetch(res, j.S.robotsOpts.Token, j.S.robotsOpts.Policy))
-	return r, err == nil, err
+	if err != nil {
+		return nil, false, nil, err
+	}
+	if res.Err != nil {
+		failed = &robotsFailure{URL: ru, Err: res.Err, Rules: r}
+	}
+	return r, true, failed, nil
 }
 
 // Process runs one crawl step (everything but the store commit, which the
@@ -455,13 +475,13 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 	}
 	delay := s.delayAt(p.Now())
 	if s.FetchRobots && u.Scheme != "ftp" {
-		rules, fresh, err := p.robotsFor(ctx, j)
+		rules, fresh, failed, err := p.robotsFor(ctx, j)
 		if err != nil {
 			out.Err, out.Kind = err, fetch.KindCanceled
 			return out
 		}
 		if fresh {
-			out.RobotsFresh = true
+			out.RobotsFresh, out.RobotsFailed = true, failed
 			out.Sitemaps = rules.Sitemaps
 			if d, ok := rules.CrawlDelay(); ok {
 				out.CrawlDelay = d

@@ -24,7 +24,7 @@ func urlParse(s string) (*url.URL, error) { return url.Parse(s) }
 //	bytes              body bytes received (on the wire)
 //	http_<code>        responses by status code
 //	errors_<kind>      failed fetches by fetch.Kind (timeout, dns, network, ...)
-//	robots_fetched     robots.txt files downloaded
+//	robots_fetched     robots.txt files downloaded (a response, any status)
 //	robots_denied      URIs not fetched because robots.txt disallows them
 //	excluded           URIs rejected by the rules once their IP was known
 //	stored             documents stored (new or changed)
@@ -300,7 +300,9 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 	c.setCur(j.Fetch.Site)
 	defer c.clearCur()
 	if o.RobotsFresh {
-		c.count("robots_fetched", 1)
+		if o.RobotsFailed == nil { // no response: counted as its error (accessFailures)
+			c.count("robots_fetched", 1)
+		}
 		if len(o.Sitemaps) > 0 {
 			c.count("robots_sitemaps", 1)
 		}
