@@ -306,7 +306,9 @@ var honouredSubParams = []string{"delay", "headers", "max_doc", "accept_compress
 
 // honouredLoginParams are the honoured rows of a Login element (forms
 // login, internal/fetch/login.go).
-var honouredLoginParams = []string{"preload", "scheme", "site", "form", "action", "sites", "ttl", "html_form", "autofill", "relogin_if_failed"}
+var honouredLoginParams = []string{"preload", "scheme", "site", "form", "action", "sites", "ttl", "html_form", "autofill", "relogin_if_failed",
+	"parameters/*", // the form variables (nodesched TestCrawlBehindFormLogin: user and password)
+}
 
 // markHonoured sets Honoured on the rows named by paths (see
 // honouredParams); a name that matches nothing is a mistake in the table.
