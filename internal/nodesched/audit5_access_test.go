@@ -83,7 +83,9 @@ func TestAuditCrawlHTTPAuthSchemes(t *testing.T) {
 	}
 	type entry func(base, pw string) (name, value string)
 	byPrefix := func(user, realm, scheme string) entry {
-		return func(base, pw string) (string, string) { return base + "/", user + ":" + pw + ":" + realm + ":" + scheme }
+		return func(base, pw string) (string, string) {
+			return base + "/", user + ":" + pw + ":" + realm + ":" + scheme
+		}
 	}
 	byRealm := func(user, realm, scheme string) entry {
 		return func(base, pw string) (string, string) { return realm, user + ":" + pw + ":" + realm + ":" + scheme }
