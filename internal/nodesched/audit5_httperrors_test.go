@@ -110,3 +110,48 @@ func TestAuditCrawlHTTPErrors(t *testing.T) {
 		})
 	}
 }
+
+// authRobotsSite answers robots.txt with 401 or 403 (a protected
+// robots.txt) and serves "/" linking to two pages.
+func authRobotsSite(code int, served *sync.Map) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Store(r.URL.Path, true)
+		if r.URL.Path == "/robots.txt" {
+			w.WriteHeader(code)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<html><body>page %s <a href="/p1.html">1</a><a href="/p2.html">2</a></body></html>`, r.URL.Path)
+	})
+}
+
+// TestAuditCrawlRobotsAuthIgnore crawls sites whose robots.txt answers 401
+// or 403: with robots_auth_ignore (the default) the site is crawled as if
+// robots.txt allowed everything; without it, nothing but robots.txt is
+// fetched and the start URI is skipped as robots-denied.
+func TestAuditCrawlRobotsAuthIgnore(t *testing.T) {
+	for _, code := range []int{401, 403} {
+		for _, ignore := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%d robots_auth_ignore=%v", code, ignore), func(t *testing.T) {
+				var served sync.Map
+				port := serveHandler(t, authRobotsSite(code, &served))
+				base := fmt.Sprintf("http://robots.test:%d", port)
+				extra := fmt.Sprintf(`<attrib name="robots_auth_ignore" type="boolean"> %s </attrib>`, map[bool]string{true: "yes", false: "no"}[ignore])
+				c := startOptCrawl(t, optXML(optCollection("rb", base+"/", "robots.test", extra)), nil, nil)
+				waitIdle(t, c.d, 60*time.Second)
+				var got []string
+				served.Range(func(k, _ any) bool { got = append(got, k.(string)); return true })
+				want := []string{"/", "/p1.html", "/p2.html", "/robots.txt"}
+				if !ignore {
+					want = []string{"/robots.txt"}
+				}
+				if d := cmp.Diff(want, sortedStrings(got)); d != "" {
+					t.Errorf("served (-want +got):\n%s", d)
+				}
+				if n := c.d.Stats()["rb"]["robots_denied"]; (n > 0) == ignore {
+					t.Errorf("robots_denied %d", n)
+				}
+			})
+		}
+	}
+}
