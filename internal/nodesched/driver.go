@@ -2,6 +2,7 @@ package nodesched
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -59,6 +60,11 @@ type Config struct {
 	// Key decrypts "!ENC!" passwords in the collections (nil: none; a
 	// collection with encrypted passwords then fails to compile).
 	Key *config.Key
+	// TLSConfig, if set, is the base TLS configuration of every fetcher:
+	// the roots that verify the sites' certificates (nil: the system's).
+	// A collection's client certificate (key_file, cert_file) is added to
+	// a copy of it.
+	TLSConfig *tls.Config
 	// SourceIP, if set, is the local address of the fetchers' connections
 	// (`trawl node --source-ip`).
 	SourceIP string
@@ -257,9 +263,9 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 			}
 		}()
 	}
-	tr := fetch.NewTransport(fetch.Options{Dial: d.dial, MaxIdleConnsPerHost: 4})
+	tr := fetch.NewTransport(fetch.Options{Dial: d.dial, MaxIdleConnsPerHost: 4, TLSConfig: d.cfg.TLSConfig})
 	defer tr.CloseIdleConnections()
-	env := Env{Dial: d.dial, Transport: tr, Now: d.now, NodeID: d.cfg.NodeID, Key: d.cfg.Key}
+	env := Env{Dial: d.dial, Transport: tr, Now: d.now, NodeID: d.cfg.NodeID, Key: d.cfg.Key, TLSConfig: d.cfg.TLSConfig}
 	var fd *Feeding
 	if d.cfg.Feed != nil {
 		if fd, err = NewFeeding(st, *d.cfg.Feed, d.log); err != nil {

@@ -11,6 +11,7 @@ import (
 	stdhash "hash"
 	"io"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -296,6 +297,14 @@ type FormLoginGuard struct {
 	Cookie         string // default "SESSION"
 	// SessionRequests > 0 ends a session after that many pages.
 	SessionRequests int
+	// PreloadPath, if set, is a page that sets a PRELOAD cookie; a login
+	// submission is then accepted only with that cookie and needs no form
+	// token (a login the crawl configures with preload, scheme, site and
+	// form instead of reading the form).
+	PreloadPath string
+	// LoginMethod is the method of a login submission: POST (default) or
+	// GET, the user and password then in the query string.
+	LoginMethod string
 
 	mu       sync.Mutex
 	tokens   map[string]bool
@@ -333,16 +342,48 @@ func (g *FormLoginGuard) Admit(w http.ResponseWriter, r *http.Request) bool {
 		g.tokens, g.sessions = map[string]bool{}, map[string]int{}
 	}
 	g.mu.Unlock()
+	method := g.LoginMethod
+	if method == "" {
+		method = http.MethodPost
+	}
 	switch r.URL.Path {
+	case g.PreloadPath:
+		if g.PreloadPath == "" {
+			break
+		}
+		tok := randomHex(12)
+		g.mu.Lock()
+		if len(g.tokens) > 10000 {
+			g.tokens = map[string]bool{}
+		}
+		g.tokens[tok] = true
+		g.mu.Unlock()
+		http.SetCookie(w, &http.Cookie{Name: "PRELOAD", Value: tok, Path: "/"})
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<!DOCTYPE html><html><head><title>Welcome</title></head><body><p>Welcome.</p></body></html>\n")
+		return false
 	case login:
-		if r.Method == http.MethodPost {
-			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-			r.ParseForm()
+		submitted := r.Method == method && (method == http.MethodPost || r.URL.Query().Has("user"))
+		if submitted {
+			var form url.Values
+			if method == http.MethodPost {
+				r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+				r.ParseForm()
+				form = r.PostForm
+			} else {
+				form = r.URL.Query()
+			}
+			tok := form.Get("token")
+			if g.PreloadPath != "" {
+				tok = ""
+				if c, err := r.Cookie("PRELOAD"); err == nil {
+					tok = c.Value
+				}
+			}
 			g.mu.Lock()
-			tok := r.PostForm.Get("token")
 			okTok := g.tokens[tok]
 			delete(g.tokens, tok)
-			good := okTok && r.PostForm.Get("user") == g.User && r.PostForm.Get("password") == g.Password
+			good := okTok && form.Get("user") == g.User && form.Get("password") == g.Password
 			var sid string
 			if good {
 				sid = randomHex(16)
