@@ -131,14 +131,14 @@ func serveTLSSite(t *testing.T, ca *testCA, host string, requireClient bool) (*c
 	return cs, ln.Addr().(*net.TCPAddr).Port
 }
 
-// TestAuditCrawlClientCertificate crawls an https site that refuses a TLS
+// TestCrawlClientCertificate crawls an https site that refuses a TLS
 // handshake without a client certificate its CA signed: with key_file and
 // cert_file every page is fetched, each request carrying the certificate;
 // without them no page is, the failures are counted under a document skip
 // code (ne, a TLS error) and the crawl ends. A second case reaches the same site through a
 // forward proxy demanding credentials, by CONNECT, with the certificate
 // inside the tunnel.
-func TestAuditCrawlClientCertificate(t *testing.T) {
+func TestCrawlClientCertificate(t *testing.T) {
 	ca := newTestCA(t)
 	certFile, keyFile := ca.clientFiles(t, "trawl audit crawler")
 	for _, tt := range []struct {

@@ -10,7 +10,7 @@ import (
 	"github.com/trawl/trawl/internal/webfarm"
 )
 
-// TestAuditCrawlConfiguredLogin crawls a site whose pages redirect to its
+// TestCrawlConfiguredLogin crawls a site whose pages redirect to its
 // login form without a session cookie, with a Login element that does not
 // read the form (no html_form, no autofill): the target is scheme, site and
 // form, the method is action, and the server accepts a submission only
@@ -19,7 +19,7 @@ import (
 // with the GET method the same; without preload the login fails, no page
 // is served, the failure is counted (errors_login, skip code ot), the
 // crawl ends and the log names the site.
-func TestAuditCrawlConfiguredLogin(t *testing.T) {
+func TestCrawlConfiguredLogin(t *testing.T) {
 	for _, tt := range []struct {
 		name, method string
 		preload      bool

@@ -47,13 +47,13 @@ func (e *errorSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// TestAuditCrawlHTTPErrors crawls pages answering 404, 418, 503 and 500
+// TestCrawlHTTPErrors crawls pages answering 404, 418, 503 and 500
 // (then 200) under the default http_errors (MS-FSCCFG 2.2.4.12: 4xx
 // DELETE:0, 5xx DELETE:10, no retry) and under a section overriding them
 // per code. The verdict is the URI record's status; the number of attempts
 // (RETRY) comes from the site's own count. An exact code beats the
 // wildcard: the 404 override leaves 418 to the 4xx default.
-func TestAuditCrawlHTTPErrors(t *testing.T) {
+func TestCrawlHTTPErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		section  string
@@ -125,11 +125,11 @@ func authRobotsSite(code int, served *sync.Map) http.Handler {
 	})
 }
 
-// TestAuditCrawlRobotsAuthIgnore crawls sites whose robots.txt answers 401
+// TestCrawlRobotsAuthIgnore crawls sites whose robots.txt answers 401
 // or 403: with robots_auth_ignore (the default) the site is crawled as if
 // robots.txt allowed everything; without it, nothing but robots.txt is
 // fetched and the start URI is skipped as robots-denied.
-func TestAuditCrawlRobotsAuthIgnore(t *testing.T) {
+func TestCrawlRobotsAuthIgnore(t *testing.T) {
 	for _, code := range []int{401, 403} {
 		for _, ignore := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%d robots_auth_ignore=%v", code, ignore), func(t *testing.T) {

@@ -92,14 +92,14 @@ func (c *cookieSite) requests(ua string) []string {
 	return out
 }
 
-// TestAuditCrawlCookies: with use_cookies a collection sends back the
+// TestCrawlCookies: with use_cookies a collection sends back the
 // cookies a site set, as the domain rules and the public suffix list
 // allow (the host's own on its host, the domain cookie on a sibling host,
 // the cookie set for the public suffix "test" nowhere), and so reaches the
 // members pages; without it, it sends none and is refused. A second
 // collection crawling the same site after the first has its own jar: it
 // carries none of the first one's cookies.
-func TestAuditCrawlCookies(t *testing.T) {
+func TestCrawlCookies(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		cookies bool

@@ -61,7 +61,7 @@ func plainStatus(t *testing.T, u string) int {
 	return resp.StatusCode
 }
 
-// TestAuditCrawlHTTPAuthSchemes crawls an area protected by Basic, Digest
+// TestCrawlHTTPAuthSchemes crawls an area protected by Basic, Digest
 // (MD5 and SHA-256, with nonces going stale) and NTLM, each answering 401
 // to a client without credentials, with passwd entries keyed by URI
 // prefix or by realm, scheme given or auto, and a password written
@@ -69,7 +69,7 @@ func plainStatus(t *testing.T, u string) int {
 // crawl is served exactly every page of the site; with a wrong one it is
 // served none, the refusals are counted (errors_auth, skip code ot), the
 // crawl ends, and the log names the site.
-func TestAuditCrawlHTTPAuthSchemes(t *testing.T) {
+func TestCrawlHTTPAuthSchemes(t *testing.T) {
 	key, err := config.CreateKeyFile(t.TempDir()+"/key", rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -187,13 +187,13 @@ func startProxy(t *testing.T, user, pw string) (*webfarm.ForwardProxy, string) {
 	return p, fmt.Sprintf("127.0.0.1:%d", port)
 }
 
-// TestAuditCrawlThroughProxy crawls a site only through forward proxies
+// TestCrawlThroughProxy crawls a site only through forward proxies
 // that refuse (407) a request without their credentials: with the right
 // credentials every page (and robots.txt) is fetched through the proxies
 // and nothing directly, spread over two proxies; with wrong credentials
 // or none the origin serves nothing, each refusal is counted (errors_auth,
 // skip code ot), the crawl ends and the log names the site.
-func TestAuditCrawlThroughProxy(t *testing.T) {
+func TestCrawlThroughProxy(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		creds   string // user:pw@ in the proxy member
