@@ -509,6 +509,7 @@ type feedOps []feed.Operation
 // feedDeleted adds to the current batch's operations the removal of uri,
 // deleted from the crawl store in b.
 func (m *Machine) feedDeleted(c *collection, b *store.Batch, uri string) error {
+	m.uriFileGone(c, b, uri) // uridir.go: its URI file goes too
 	ops, err := m.feedForget(c, b, uri)
 	m.stepFeed = append(m.stepFeed, ops...)
 	return err

@@ -79,7 +79,9 @@ type MachineConfig struct {
 // timer ticks and finished crawl steps go in (Handle, Tick, Complete), and
 // messages to send (Outputs), fetches to start (Next) and resolved host names
 // (Resolved) come out. It reads no clock, starts no goroutine and owns no
-// socket; its only I/O is the crawl store. It is not safe for concurrent use.
+// socket; its only I/O is the crawl store (and, under storage/uri_dir, the
+// files written once a step's batch commits: uridir.go). It is not safe for
+// concurrent use.
 type Machine struct {
 	cfg   MachineConfig
 	st    *store.Store
@@ -358,6 +360,9 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	if err := m.openURIDir(cc.Name, s); err != nil { // uridir.go
+		return err
+	}
 	feeding, refreshOnly, err := m.loadAdminModes(cc.Name) // admin.go
 	if err != nil {
 		return err
@@ -391,6 +396,9 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 func (m *Machine) updateCollection(c *collection, cc *config.Collection, now time.Time) error {
 	s, err := Compile(cc, m.cfg.Env)
 	if err != nil {
+		return err
+	}
+	if err := m.openURIDir(cc.Name, s); err != nil { // uridir.go
 		return err
 	}
 	if err := m.feedSetup(c.s.Name, s, c.feeding); err != nil {
@@ -925,6 +933,7 @@ func (m *Machine) remove(name string) error {
 			b.Discard()
 			return err
 		}
+		m.uriFilesRemoved(c, b) // uridir.go
 		ops, err := m.feedRemoveCollection(name, b)
 		if err == nil {
 			err = forgetAdminModes(b, name)

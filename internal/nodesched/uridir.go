@@ -1,0 +1,281 @@
+package nodesched
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/trawl/trawl/internal/extract"
+	"github.com/trawl/trawl/internal/store"
+)
+
+// This file is storage/uri_dir (MS-FSCCFG 2.2.4.6): "a path to store URIs
+// that are extracted from a document. A file is generated for each crawled
+// document." (docs/decisions.md, "storage/uri_dir").
+//
+// Layout, under the directory the parameter names (a relative path is
+// relative to the node's data directory, the crawl store's):
+//
+//	<uri_dir>/<collection>/<h[0:2]>/<h[2:4]>/<h>.uris   one file per document
+//	<uri_dir>/<collection>/.tmp/                          files being written
+//
+// where h is the hex of the first 16 bytes of the SHA-256 of the document's
+// URI (safe for any URI, the same file at every fetch; 65,536 shards keep a
+// million documents at about 15 per directory) and <collection> the
+// collection's name, path-escaped. A file is
+//
+//	# document: <the document's URI>
+//	<extracted URI>
+//	...
+//
+// one URI per line, absolute and normalized, in document order without
+// repeats: every link extraction found in an HTML document (before the
+// include/exclude rules, fwdlinks and nofollow decide what is followed),
+// the entries the crawl took from a sitemap or RSS channel, nothing for
+// other documents. The '#' line makes a file a valid start_uri_files file.
+//
+// A file is written (to .tmp, then renamed over the old one, so a reader or
+// a crash never sees half a file) when a step's store batch has committed
+// (store.Batch.OnCommit) with the document fetched, unchanged (from its
+// stored body), or a duplicate; it is removed when the document's record is
+// deleted (administrator, refresh expiry, RSS expiry), turns deleted
+// (http_errors DELETE), excluded or a redirect, and the collection's whole
+// directory goes with the collection. A failure to write or remove is
+// logged and counted (uri_files_failed): the crawl goes on.
+
+// uriFiles is the uri_dir directory of one collection.
+type uriFiles struct {
+	dir string // <uri_dir>/<collection>
+	tmp string // dir/.tmp
+}
+
+// uriFileExt is the extension of a document's URI file.
+const uriFileExt = ".uris"
+
+// uriDirValue is the uri_dir a collection sets ("" when none: unset, empty
+// or the table's default "none").
+func uriDirValue(v *string) string {
+	if v == nil {
+		return ""
+	}
+	d := strings.TrimSpace(*v)
+	if d == "none" {
+		return ""
+	}
+	return d
+}
+
+// openURIFiles resolves dir (relative to base) for collection coll, creates
+// it and empties its .tmp directory (files a crash left half written).
+func openURIFiles(dir, base, coll string) (*uriFiles, error) {
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(base, dir)
+	}
+	esc := url.PathEscape(coll)
+	if strings.HasPrefix(esc, ".") {
+		esc = "%2E" + esc[1:] // never ".", ".." or hidden
+	}
+	u := &uriFiles{dir: filepath.Join(dir, esc)}
+	u.tmp = filepath.Join(u.dir, ".tmp")
+	if err := os.RemoveAll(u.tmp); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(u.tmp, 0o755); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// path is the file of the document uri.
+func (u *uriFiles) path(uri string) string {
+	sum := sha256.Sum256([]byte(uri))
+	h := hex.EncodeToString(sum[:16])
+	return filepath.Join(u.dir, h[0:2], h[2:4], h+uriFileExt)
+}
+
+// uriFileContent is the content of the file of document doc.
+func uriFileContent(doc string, uris []string) []byte {
+	var buf bytes.Buffer
+	buf.Grow(len(doc) + 13 + 64*len(uris))
+	buf.WriteString("# document: ")
+	buf.WriteString(oneLine(doc))
+	buf.WriteByte('\n')
+	for _, l := range uris {
+		if l == "" || strings.ContainsAny(l, "\r\n") {
+			continue // a normalized URI has neither; a line must be one URI
+		}
+		buf.WriteString(l)
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes()
+}
+
+func oneLine(s string) string {
+	if strings.ContainsAny(s, "\r\n") {
+		return strings.NewReplacer("\r", "%0D", "\n", "%0A").Replace(s)
+	}
+	return s
+}
+
+// write replaces the file of document doc atomically.
+func (u *uriFiles) write(doc string, uris []string) error {
+	f, err := os.CreateTemp(u.tmp, "w-*")
+	if errors.Is(err, fs.ErrNotExist) { // .tmp removed under us
+		if err = os.MkdirAll(u.tmp, 0o755); err == nil {
+			f, err = os.CreateTemp(u.tmp, "w-*")
+		}
+	}
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(uriFileContent(doc, uris))
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		p := u.path(doc)
+		if err = os.Rename(tmp, p); errors.Is(err, fs.ErrNotExist) {
+			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+				err = os.Rename(tmp, p)
+			}
+		}
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// remove removes the file of document doc, reporting whether there was
+// one.
+func (u *uriFiles) remove(doc string) (bool, error) {
+	err := os.Remove(u.path(doc))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// extractedURIs are the links of an HTML document for its URI file: every
+// link res holds, resolved against base and normalized, in document order
+// without repeats (those that do not resolve or normalize are left out).
+func extractedURIs(s *Settings, base *url.URL, res *extract.Result) []string {
+	out := make([]string, 0, len(res.Links))
+	seen := make(map[string]bool, len(res.Links))
+	for _, l := range res.Links {
+		t, err := res.Resolve(base, l.URL)
+		if err != nil {
+			continue
+		}
+		nu, err := s.Normalizer.Normalize(t.String(), nil)
+		if err != nil {
+			continue
+		}
+		if k := nu.String(); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// uriFilesOn reports whether the collection of s keeps URI files (the
+// pipeline then lists a document's extracted URIs in Outcome.Extracted).
+func (s *Settings) uriFilesOn() bool {
+	if s.root != nil {
+		s = s.root
+	}
+	return s.storage().uriDir != ""
+}
+
+// openURIDir sets up the uri_dir of a collection being configured with
+// settings s: an error names the parameter and the directory.
+func (m *Machine) openURIDir(name string, s *Settings) error {
+	ss := s.storage()
+	if ss.uriDir == "" {
+		return nil
+	}
+	u, err := openURIFiles(ss.uriDir, m.st.Dir(), name)
+	if err != nil {
+		return fmt.Errorf("nodesched: collection %s: storage/uri_dir %q: %w", name, ss.uriDir, err)
+	}
+	ss.files = u
+	m.log.Info("nodesched: writing the extracted URIs of every document", "collection", name, "dir", u.dir)
+	return nil
+}
+
+// uriFileStep schedules, once the step's batch b commits, what the step
+// means for the document's URI file (see the top of this file). rec is the
+// record as the step leaves it.
+func (m *Machine) uriFileStep(c *collection, b *store.Batch, rec *store.URIRecord, o *Outcome) {
+	u := c.s.storage().files
+	if u == nil {
+		return
+	}
+	uri := rec.URI
+	switch rec.Status {
+	case store.StatusFetched, store.StatusNotModified, store.StatusDuplicate:
+		if o.NotModified && o.Body == nil {
+			return // no stored body to read the links from: the file stays
+		}
+		uris := o.Extracted
+		if uris == nil {
+			uris = make([]string, 0, len(o.Links))
+			for _, l := range o.Links {
+				uris = append(uris, l.URI)
+			}
+		}
+		b.OnCommit(func() { m.uriFileDone(c, uri, true, u.write(uri, uris), "uri_files_written") })
+	case store.StatusDeleted, store.StatusExcluded, store.StatusRedirect:
+		b.OnCommit(func() { m.uriFileRemove(c, u, uri) })
+	}
+}
+
+// uriFileGone schedules the removal of uri's file once b, which deletes
+// its record, commits.
+func (m *Machine) uriFileGone(c *collection, b *store.Batch, uri string) {
+	if u := c.s.storage().files; u != nil {
+		b.OnCommit(func() { m.uriFileRemove(c, u, uri) })
+	}
+}
+
+func (m *Machine) uriFileRemove(c *collection, u *uriFiles, uri string) {
+	removed, err := u.remove(uri)
+	m.uriFileDone(c, uri, removed, err, "uri_files_removed")
+}
+
+// uriFilesRemoved schedules the removal of the URI files of a collection
+// that b removes.
+func (m *Machine) uriFilesRemoved(c *collection, b *store.Batch) {
+	if u := c.s.storage().files; u != nil {
+		b.OnCommit(func() {
+			if err := os.RemoveAll(u.dir); err != nil {
+				m.log.Warn("nodesched: removing the URI files of a removed collection", "collection", c.s.Name, "dir", u.dir, "err", err)
+			}
+		})
+	}
+}
+
+// uriFileDone counts (collection counters only) and logs what happened to
+// a URI file.
+func (m *Machine) uriFileDone(c *collection, uri string, done bool, err error, counter string) {
+	if err != nil {
+		c.stats["uri_files_failed"]++
+		m.log.Warn("nodesched: storage/uri_dir: a document's URI file", "collection", c.s.Name, "uri", uri, "err", err)
+		return
+	}
+	if done {
+		c.stats[counter]++
+	}
+}
