@@ -127,6 +127,7 @@ func (r *feedResults) add(res feed.Result) {
 // counters (pp_fed, pp_succeeded, pp_failed, pp_deleted: cumulative,
 // like every counter), so that Stats and CMD_UM_STAT carry them.
 func (m *Machine) syncFeedCounters(c *collection) {
+	m.syncURIFileCounters(c) // uridir.go
 	if m.cfg.Feeding == nil {
 		return
 	}

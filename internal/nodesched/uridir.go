@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/trawl/trawl/internal/extract"
 	"github.com/trawl/trawl/internal/store"
@@ -47,13 +48,17 @@ import (
 // stored body), or a duplicate; it is removed when the document's record is
 // deleted (administrator, refresh expiry, RSS expiry), turns deleted
 // (http_errors DELETE), excluded or a redirect, and the collection's whole
-// directory goes with the collection. A failure to write or remove is
-// logged and counted (uri_files_failed): the crawl goes on.
+// directory goes with the collection. The file work runs in commit order
+// off the event loop (MachineConfig.Offload: the driver's one writer
+// goroutine behind a bounded queue; a file costs a few syscalls, 30 to
+// 300 microseconds). A failure to write or remove is logged and counted
+// (uri_files_failed): the crawl goes on.
 
 // uriFiles is the uri_dir directory of one collection.
 type uriFiles struct {
-	dir string // <uri_dir>/<collection>
-	tmp string // dir/.tmp
+	dir    string // <uri_dir>/<collection>
+	tmp    string // dir/.tmp
+	counts *uriFileCounts
 }
 
 // uriFileExt is the extension of a document's URI file.
@@ -72,8 +77,8 @@ func uriDirValue(v *string) string {
 	return d
 }
 
-// openURIFiles resolves dir (relative to base) for collection coll, creates
-// it and empties its .tmp directory (files a crash left half written).
+// openURIFiles resolves dir (relative to base) for collection coll and
+// creates it with its .tmp directory.
 func openURIFiles(dir, base, coll string) (*uriFiles, error) {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(base, dir)
@@ -84,13 +89,25 @@ func openURIFiles(dir, base, coll string) (*uriFiles, error) {
 	}
 	u := &uriFiles{dir: filepath.Join(dir, esc)}
 	u.tmp = filepath.Join(u.dir, ".tmp")
-	if err := os.RemoveAll(u.tmp); err != nil {
-		return nil, err
-	}
 	if err := os.MkdirAll(u.tmp, 0o755); err != nil {
 		return nil, err
 	}
 	return u, nil
+}
+
+// clean removes what is in the .tmp directory: files a crash left half
+// written.
+func (u *uriFiles) clean() error {
+	es, err := os.ReadDir(u.tmp)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		if err := os.RemoveAll(filepath.Join(u.tmp, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // path is the file of the document uri.
@@ -199,8 +216,17 @@ func (s *Settings) uriFilesOn() bool {
 	return s.storage().uriDir != ""
 }
 
+// uriFileCounts are the counters of a collection's URI files, kept by
+// the goroutine that writes them and added to the collection's counters
+// by syncURIFileCounters.
+type uriFileCounts struct {
+	written, removed, failed atomic.Int64
+}
+
 // openURIDir sets up the uri_dir of a collection being configured with
-// settings s: an error names the parameter and the directory.
+// settings s: the directory is made at once (an error names the parameter
+// and the directory); files a crash left half written are cleared before
+// the first file is written.
 func (m *Machine) openURIDir(name string, s *Settings) error {
 	ss := s.storage()
 	if ss.uriDir == "" {
@@ -210,9 +236,27 @@ func (m *Machine) openURIDir(name string, s *Settings) error {
 	if err != nil {
 		return fmt.Errorf("nodesched: collection %s: storage/uri_dir %q: %w", name, ss.uriDir, err)
 	}
+	u.counts = &uriFileCounts{}
+	if c := m.colls[name]; c != nil && c.s.storage().files != nil {
+		u.counts = c.s.storage().files.counts // a reconfiguration: the same counters
+	}
 	ss.files = u
+	m.offload(func() {
+		if err := u.clean(); err != nil {
+			m.log.Warn("nodesched: storage/uri_dir: clearing the temporary files", "collection", name, "dir", u.tmp, "err", err)
+		}
+	})
 	m.log.Info("nodesched: writing the extracted URIs of every document", "collection", name, "dir", u.dir)
 	return nil
+}
+
+// offload runs f where MachineConfig.Offload says (at once without it).
+func (m *Machine) offload(f func()) {
+	if m.cfg.Offload != nil {
+		m.cfg.Offload(f)
+		return
+	}
+	f()
 }
 
 // uriFileStep schedules, once the step's batch b commits, what the step
@@ -223,7 +267,7 @@ func (m *Machine) uriFileStep(c *collection, b *store.Batch, rec *store.URIRecor
 	if u == nil {
 		return
 	}
-	uri := rec.URI
+	name, uri := c.s.Name, rec.URI
 	switch rec.Status {
 	case store.StatusFetched, store.StatusNotModified, store.StatusDuplicate:
 		if o.NotModified && o.Body == nil {
@@ -236,9 +280,11 @@ func (m *Machine) uriFileStep(c *collection, b *store.Batch, rec *store.URIRecor
 				uris = append(uris, l.URI)
 			}
 		}
-		b.OnCommit(func() { m.uriFileDone(c, uri, true, u.write(uri, uris), "uri_files_written") })
+		b.OnCommit(func() {
+			m.offload(func() { m.uriFileDone(name, u, uri, true, u.write(uri, uris), &u.counts.written) })
+		})
 	case store.StatusDeleted, store.StatusExcluded, store.StatusRedirect:
-		b.OnCommit(func() { m.uriFileRemove(c, u, uri) })
+		b.OnCommit(func() { m.offload(func() { m.uriFileRemove(name, u, uri) }) })
 	}
 }
 
@@ -246,36 +292,90 @@ func (m *Machine) uriFileStep(c *collection, b *store.Batch, rec *store.URIRecor
 // its record, commits.
 func (m *Machine) uriFileGone(c *collection, b *store.Batch, uri string) {
 	if u := c.s.storage().files; u != nil {
-		b.OnCommit(func() { m.uriFileRemove(c, u, uri) })
+		name := c.s.Name
+		b.OnCommit(func() { m.offload(func() { m.uriFileRemove(name, u, uri) }) })
 	}
 }
 
-func (m *Machine) uriFileRemove(c *collection, u *uriFiles, uri string) {
+func (m *Machine) uriFileRemove(name string, u *uriFiles, uri string) {
 	removed, err := u.remove(uri)
-	m.uriFileDone(c, uri, removed, err, "uri_files_removed")
+	m.uriFileDone(name, u, uri, removed, err, &u.counts.removed)
 }
 
 // uriFilesRemoved schedules the removal of the URI files of a collection
 // that b removes.
 func (m *Machine) uriFilesRemoved(c *collection, b *store.Batch) {
 	if u := c.s.storage().files; u != nil {
+		name := c.s.Name
 		b.OnCommit(func() {
-			if err := os.RemoveAll(u.dir); err != nil {
-				m.log.Warn("nodesched: removing the URI files of a removed collection", "collection", c.s.Name, "dir", u.dir, "err", err)
-			}
+			m.offload(func() {
+				if err := os.RemoveAll(u.dir); err != nil {
+					m.log.Warn("nodesched: removing the URI files of a removed collection", "collection", name, "dir", u.dir, "err", err)
+				}
+			})
 		})
 	}
 }
 
-// uriFileDone counts (collection counters only) and logs what happened to
-// a URI file.
-func (m *Machine) uriFileDone(c *collection, uri string, done bool, err error, counter string) {
+// uriFileDone counts and logs what happened to a URI file.
+func (m *Machine) uriFileDone(name string, u *uriFiles, uri string, done bool, err error, counter *atomic.Int64) {
 	if err != nil {
-		c.stats["uri_files_failed"]++
-		m.log.Warn("nodesched: storage/uri_dir: a document's URI file", "collection", c.s.Name, "uri", uri, "err", err)
+		u.counts.failed.Add(1)
+		m.log.Warn("nodesched: storage/uri_dir: a document's URI file", "collection", name, "uri", uri, "err", err)
 		return
 	}
 	if done {
-		c.stats[counter]++
+		counter.Add(1)
 	}
+}
+
+// syncURIFileCounters adds what happened to the collection's URI files
+// since the last call to its counters (uri_files_written,
+// uri_files_removed, uri_files_failed; collection only).
+func (m *Machine) syncURIFileCounters(c *collection) {
+	u := c.s.storage().files
+	if u == nil {
+		return
+	}
+	c.stats.add("uri_files_written", u.counts.written.Swap(0))
+	c.stats.add("uri_files_removed", u.counts.removed.Swap(0))
+	c.stats.add("uri_files_failed", u.counts.failed.Swap(0))
+}
+
+// fileQueue bounds the file work waiting for the driver's writer.
+const fileQueue = 4096
+
+// fileWriter is the driver's MachineConfig.Offload: one goroutine runs the
+// functions in order, behind a queue of fileQueue (a full queue makes the
+// event loop wait). It is started by the first function, so a node
+// without storage/uri_dir has none.
+type fileWriter struct {
+	ch      chan func()
+	pending atomic.Int64 // given and not yet run
+	done    chan struct{}
+}
+
+func newFileWriter() *fileWriter {
+	w := &fileWriter{ch: make(chan func(), fileQueue), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for f := range w.ch {
+			f()
+			w.pending.Add(-1)
+		}
+	}()
+	return w
+}
+
+// offload queues f. The writer runs until stop, so the wait for room is
+// bounded by the work ahead of f.
+func (w *fileWriter) offload(f func()) {
+	w.pending.Add(1)
+	w.ch <- f
+}
+
+// stop runs what is queued and ends the goroutine.
+func (w *fileWriter) stop() {
+	close(w.ch)
+	<-w.done
 }

@@ -153,7 +153,10 @@ func TestCrawlURIDir(t *testing.T) {
 		cycle0 = max(cycle0, rec.LastFetchedCycle)
 		return 0
 	})
-	st := r.d.Stats()["farm"]
+	var st Counters
+	if err := r.d.Exec(context.Background(), func(m *Machine, _ time.Time) error { st = m.Stats("farm"); return nil }); err != nil {
+		t.Fatal(err)
+	}
 	if st["uri_files_written"] < int64(len(files0)) || st["uri_files_failed"] != 0 {
 		t.Errorf("counters %v for %d files", st, len(files0))
 	}
@@ -390,20 +393,37 @@ func TestURIFiles(t *testing.T) {
 	}
 }
 
-// BenchmarkURIFileWrite is the cost of one document's URI file (50 links).
+// BenchmarkURIFileWrite is the cost of one document's URI file (50
+// links): "new" writes files of new documents (their shard directories
+// made as needed), "rewrite" replaces the files of 1,000 documents.
 func BenchmarkURIFileWrite(b *testing.B) {
-	u, err := openURIFiles(b.TempDir(), "", "c")
-	if err != nil {
-		b.Fatal(err)
-	}
 	links := make([]string, 50)
 	for i := range links {
 		links[i] = fmt.Sprintf("http://host%d.example.test/some/path/page-%d.html", i%7, i)
 	}
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		if err := u.write(fmt.Sprintf("http://example.test/doc/%d", i%100000), links); err != nil {
-			b.Fatal(err)
-		}
+	for _, bc := range []struct {
+		name string
+		docs int
+	}{{"new", 1 << 30}, {"rewrite", 1000}} {
+		b.Run(bc.name, func(b *testing.B) {
+			u, err := openURIFiles(b.TempDir(), "", "c")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if bc.docs < 1<<30 {
+				for i := 0; i < bc.docs; i++ {
+					if err := u.write(fmt.Sprintf("http://example.test/doc/%d", i), links); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				if err := u.write(fmt.Sprintf("http://example.test/doc/%d", i%bc.docs), links); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
