@@ -44,8 +44,10 @@ import (
 //
 // A file is written (to .tmp, then renamed over the old one, so a reader or
 // a crash never sees half a file) when a step's store batch has committed
-// (store.Batch.OnCommit) with the document fetched, unchanged (from its
-// stored body), or a duplicate; it is removed when the document's record is
+// (store.Batch.OnCommit) with the document fetched, a duplicate, or not
+// modified (a 304: then only where the file is missing, as its links are
+// those of the stored body it was written from; a stat per unchanged page),
+// and removed when the document's record is
 // deleted (administrator, refresh expiry, RSS expiry), turns deleted
 // (http_errors DELETE), excluded or a redirect, and the collection's whole
 // directory goes with the collection. The file work runs in commit order
@@ -141,8 +143,16 @@ func oneLine(s string) string {
 	return s
 }
 
+// writeMissing writes the file of document doc if it has none.
+func (u *uriFiles) writeMissing(doc string, uris []string) (bool, error) {
+	if _, err := os.Stat(u.path(doc)); err == nil {
+		return false, nil
+	}
+	return u.write(doc, uris)
+}
+
 // write replaces the file of document doc atomically.
-func (u *uriFiles) write(doc string, uris []string) error {
+func (u *uriFiles) write(doc string, uris []string) (bool, error) {
 	f, err := os.CreateTemp(u.tmp, "w-*")
 	if errors.Is(err, fs.ErrNotExist) { // .tmp removed under us
 		if err = os.MkdirAll(u.tmp, 0o755); err == nil {
@@ -150,7 +160,7 @@ func (u *uriFiles) write(doc string, uris []string) error {
 		}
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	tmp := f.Name()
 	_, err = f.Write(uriFileContent(doc, uris))
@@ -171,7 +181,7 @@ func (u *uriFiles) write(doc string, uris []string) error {
 	if err != nil {
 		os.Remove(tmp)
 	}
-	return err
+	return err == nil, err
 }
 
 // remove removes the file of document doc, reporting whether there was
@@ -280,8 +290,17 @@ func (m *Machine) uriFileStep(c *collection, b *store.Batch, rec *store.URIRecor
 				uris = append(uris, l.URI)
 			}
 		}
+		write := u.write
+		if o.NotModified {
+			// The links of the stored body, as when it was fetched: a
+			// file is only made where there is none.
+			write = u.writeMissing
+		}
 		b.OnCommit(func() {
-			m.offload(func() { m.uriFileDone(name, u, uri, true, u.write(uri, uris), &u.counts.written) })
+			m.offload(func() {
+				written, err := write(uri, uris)
+				m.uriFileDone(name, u, uri, written, err, &u.counts.written)
+			})
 		})
 	case store.StatusDeleted, store.StatusExcluded, store.StatusRedirect:
 		b.OnCommit(func() { m.offload(func() { m.uriFileRemove(name, u, uri) }) })

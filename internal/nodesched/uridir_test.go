@@ -174,6 +174,13 @@ func TestCrawlURIDir(t *testing.T) {
 	}
 	waitIdle(t, r.d, 90*time.Second)
 	r.crawl.Cycle = 1
+	var st1 Counters
+	if err := r.d.Exec(context.Background(), func(m *Machine, _ time.Time) error { st1 = m.Stats("farm"); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if w, fetched := st1["uri_files_written"]-st["uri_files_written"], st1["http_200"]-st["http_200"]; w == 0 || w > fetched || st1["not_modified"] == 0 {
+		t.Errorf("cycle 1: %d files written for %d documents fetched (200) and %d not modified (304): want a file per 200 at most", w, fetched, st1["not_modified"])
+	}
 	files1 := checkURIFiles(t, r, dir, func(rec *store.URIRecord) int {
 		if rec.LastFetchedCycle > cycle0 {
 			return 1
@@ -361,8 +368,8 @@ func TestURIFiles(t *testing.T) {
 		{"none", nil, "# document: " + doc + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := u.write(doc, tc.links); err != nil {
-				t.Fatal(err)
+			if written, err := u.write(doc, tc.links); !written || err != nil {
+				t.Fatal(written, err)
 			}
 			b, err := os.ReadFile(p)
 			if err != nil {
@@ -379,14 +386,26 @@ func TestURIFiles(t *testing.T) {
 	if err := os.RemoveAll(u.tmp); err != nil { // an operator cleaning up
 		t.Fatal(err)
 	}
-	if err := u.write(doc, nil); err != nil {
-		t.Errorf("write without .tmp: %v", err)
+	if written, err := u.write(doc, nil); !written || err != nil {
+		t.Errorf("write without .tmp: %v %v", written, err)
+	}
+	if written, err := u.writeMissing(doc, []string{"http://a.test/other"}); written || err != nil {
+		t.Errorf("writeMissing over a file: %v %v", written, err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "# document: "+doc+"\n" {
+		t.Errorf("writeMissing changed the file: %q", b)
 	}
 	if removed, err := u.remove(doc); !removed || err != nil {
 		t.Errorf("remove: %v %v", removed, err)
 	}
 	if removed, err := u.remove(doc); removed || err != nil {
 		t.Errorf("remove again: %v %v", removed, err)
+	}
+	if written, err := u.writeMissing(doc, []string{"http://a.test/other"}); !written || err != nil {
+		t.Errorf("writeMissing without a file: %v %v", written, err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "# document: "+doc+"\nhttp://a.test/other\n" {
+		t.Errorf("writeMissing wrote %q", b)
 	}
 	if got := uriFileContent("http://a.test/x\ny", nil); string(got) != "# document: http://a.test/x%0Ay\n" {
 		t.Errorf("header of a URI with a newline: %q", got)
@@ -412,7 +431,7 @@ func BenchmarkURIFileWrite(b *testing.B) {
 			}
 			if bc.docs < 1<<30 {
 				for i := 0; i < bc.docs; i++ {
-					if err := u.write(fmt.Sprintf("http://example.test/doc/%d", i), links); err != nil {
+					if _, err := u.write(fmt.Sprintf("http://example.test/doc/%d", i), links); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -420,7 +439,7 @@ func BenchmarkURIFileWrite(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
-				if err := u.write(fmt.Sprintf("http://example.test/doc/%d", i%bc.docs), links); err != nil {
+				if _, err := u.write(fmt.Sprintf("http://example.test/doc/%d", i%bc.docs), links); err != nil {
 					b.Fatal(err)
 				}
 			}
