@@ -201,7 +201,8 @@ func TestCrawlURIDir(t *testing.T) {
 	if changed == 0 || died == 0 || gone < died {
 		t.Errorf("cycle 1: %d files rewritten with other links, %d removed, %d documents gone (404/410); want some of each", changed, gone, died)
 	}
-	t.Logf("cycle 1: %d URI files, %d rewritten with other links, %d removed (%d died)", len(files1), changed, gone, died)
+	t.Logf("cycle 1: %d URI files, %d rewritten with other links, %d removed (%d died); %d files written for %d answers 200 and %d answers 304",
+		len(files1), changed, gone, died, st1["uri_files_written"]-st["uri_files_written"], st1["http_200"]-st["http_200"], st1["not_modified"]-st["not_modified"])
 
 	// Deleting a site removes its files, and only those.
 	site := strings.SplitN(strings.TrimPrefix(farm.StartURLs()[0], "http://"), "/", 2)[0]
