@@ -287,6 +287,7 @@ var honouredParams = []string{
 	// internal/nodesched/storage.go, limits.go, internal/fetch/http10.go.
 	"diffcheck", "use_http_1_1",
 	"storage/store_http_header", "storage/store_dupes", "storage/compress", "storage/compress_exclude_mime", "storage/remove_docs",
+	"storage/uri_dir", // internal/nodesched/uridir.go (TestCrawlURIDir)
 	"limits/*",
 }
 
@@ -505,7 +506,7 @@ func storageParams() []*ParamDef {
 			ignore("the Pebble crawl store is one database, not split into storage clusters (docs/decisions.md)"),
 		p("defrag_threshold", Integer, "85", "Specifies defragmentation thresholds as a percentage. Data storage can become fragmented; defragmentation must be performed to reclaim fragmented space. The default value means that the reclaimable space in the data storage file is 100% minus the default value. If the value specified in this parameter is reached, the Web crawler triggers defragmentation of a particular file.").in(sec).rng(0, 100).
 			ignore("Pebble reclaims space by compaction on its own; there is no file to defragment (docs/decisions.md)"),
-		p("uri_dir", String, "none", "Specifies a path to store URIs that are extracted from a document. A file is generated for each crawled document.").in(sec).nodef().note("The table default \"none\" means the feature is off (no value)."),
+		p("uri_dir", String, "none", "Specifies a path to store URIs that are extracted from a document. A file is generated for each crawled document.").in(sec).nodef().note("The table default \"none\" means the feature is off (no value). A relative path is relative to the node's data directory; each crawled document's file is <uri_dir>/<collection>/xx/yy/<hash of its URI>.uris: a \"# document: <URI>\" line, then one extracted URI per line (docs/decisions.md)."),
 	}
 }
 

@@ -112,6 +112,9 @@ type Driver struct {
 	// siteStats is refreshed at most every siteStatsEvery.
 	siteStats   map[string]map[string]Counters
 	siteStatsAt time.Time
+	// files writes the storage/uri_dir files (uridir.go) while Run runs,
+	// once a collection has asked for it.
+	files atomic.Pointer[fileWriter]
 }
 
 // siteStatsEvery bounds how often the event loop copies the per-site
@@ -174,10 +177,14 @@ func (d *Driver) AddCollection(ctx context.Context, c *config.Collection) error 
 }
 
 // Idle reports whether, at the last loop iteration, every collection had
-// nothing queued or in flight.
+// nothing queued or in flight, and no storage/uri_dir file is waiting to
+// be written.
 func (d *Driver) Idle() bool {
 	d.idleMu.Lock()
 	defer d.idleMu.Unlock()
+	if fw := d.files.Load(); fw != nil && fw.pending.Load() > 0 {
+		return false
+	}
 	return d.idle
 }
 
@@ -273,10 +280,24 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 		}
 		d.feeding.Store(fd)
 	}
+	defer func() { // after the machine's last commit (the defer below)
+		if fw := d.files.Load(); fw != nil {
+			fw.stop()
+			d.files.Store(nil)
+		}
+	}()
+	offload := func(f func()) { // on the event loop only
+		fw := d.files.Load()
+		if fw == nil {
+			fw = newFileWriter()
+			d.files.Store(fw)
+		}
+		fw.offload(f)
+	}
 	m, err := NewMachine(MachineConfig{NodeID: d.cfg.NodeID, AdminHost: d.cfg.AdminHost, AdminPort: d.cfg.AdminPort,
 		DupServers: len(d.cfg.DS), Store: st, Env: env, Logger: d.log, Feeding: fd,
 		KeepAlive: d.cfg.KeepAlive, MaxMissedKeepAlives: d.cfg.MaxMissedKeepAlives,
-		DiskSpace: d.cfg.DiskSpace, LimitCheckInterval: d.cfg.LimitCheckInterval}, d.now())
+		DiskSpace: d.cfg.DiskSpace, LimitCheckInterval: d.cfg.LimitCheckInterval, Offload: offload}, d.now())
 	if err != nil {
 		return err
 	}

@@ -127,6 +127,7 @@ func (r *feedResults) add(res feed.Result) {
 // counters (pp_fed, pp_succeeded, pp_failed, pp_deleted: cumulative,
 // like every counter), so that Stats and CMD_UM_STAT carry them.
 func (m *Machine) syncFeedCounters(c *collection) {
+	m.syncURIFileCounters(c) // uridir.go
 	if m.cfg.Feeding == nil {
 		return
 	}
@@ -509,6 +510,7 @@ type feedOps []feed.Operation
 // feedDeleted adds to the current batch's operations the removal of uri,
 // deleted from the crawl store in b.
 func (m *Machine) feedDeleted(c *collection, b *store.Batch, uri string) error {
+	m.uriFileGone(c, b, uri) // uridir.go: its URI file goes too
 	ops, err := m.feedForget(c, b, uri)
 	m.stepFeed = append(m.stepFeed, ops...)
 	return err

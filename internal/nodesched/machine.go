@@ -73,13 +73,20 @@ type MachineConfig struct {
 	// LimitCheckInterval is how often (LimitCheckInterval if 0).
 	DiskSpace          DiskSpaceFunc
 	LimitCheckInterval time.Duration
+	// Offload, if set, runs the storage/uri_dir file work (uridir.go) off
+	// the event loop: the functions in the order given, each after the
+	// store batch it belongs to has committed. It may block while its
+	// bounded queue is full. Nil runs them at once.
+	Offload func(f func())
 }
 
 // Machine is the node scheduler of MS-FSCMT 3.1 as a state machine: messages,
 // timer ticks and finished crawl steps go in (Handle, Tick, Complete), and
 // messages to send (Outputs), fetches to start (Next) and resolved host names
 // (Resolved) come out. It reads no clock, starts no goroutine and owns no
-// socket; its only I/O is the crawl store. It is not safe for concurrent use.
+// socket; its only I/O is the crawl store (storage/uri_dir files are
+// written through MachineConfig.Offload once a step's batch commits:
+// uridir.go). It is not safe for concurrent use.
 type Machine struct {
 	cfg   MachineConfig
 	st    *store.Store
@@ -358,6 +365,9 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	if err := m.openURIDir(cc.Name, s); err != nil { // uridir.go
+		return err
+	}
 	feeding, refreshOnly, err := m.loadAdminModes(cc.Name) // admin.go
 	if err != nil {
 		return err
@@ -391,6 +401,9 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 func (m *Machine) updateCollection(c *collection, cc *config.Collection, now time.Time) error {
 	s, err := Compile(cc, m.cfg.Env)
 	if err != nil {
+		return err
+	}
+	if err := m.openURIDir(cc.Name, s); err != nil { // uridir.go
 		return err
 	}
 	if err := m.feedSetup(c.s.Name, s, c.feeding); err != nil {
@@ -962,6 +975,7 @@ func (m *Machine) remove(name string) error {
 			b.Discard()
 			return err
 		}
+		m.uriFilesRemoved(c, b) // uridir.go
 		ops, err := m.feedRemoveCollection(name, b)
 		if err == nil {
 			err = forgetAdminModes(b, name)

@@ -138,6 +138,10 @@ type Outcome struct {
 	NoFollow bool
 	Location string // normalized redirect target (HTTP 3xx or meta refresh redirect)
 	Links    []Link
+	// Extracted are every link of an HTML document, normalized, before
+	// any rule decides what is followed: the lines of its storage/uri_dir
+	// file (nil when the collection has no uri_dir, uridir.go).
+	Extracted []string
 	// SitemapEntries are the changefreq and priority a sitemap step read
 	// (sitemaps.go).
 	SitemapEntries []SitemapEntry
@@ -645,6 +649,9 @@ func (p *Pipeline) process(ctx context.Context, out *Outcome, u *url.URL, resp *
 		body = p.render(ctx, out, js, body)
 	}
 	res := extract.Extract(body, extract.Options{Kinds: s.Kinds, AgentName: s.AgentToken, ContentType: resp.Header.Get("Content-Type")})
+	if s.uriFilesOn() {
+		out.Extracted = extractedURIs(s, u, res) // uridir.go
+	}
 	if !out.HasChecksum || !resp.NotModified {
 		out.Checksum, out.HasChecksum = extract.Checksum(res, s.UseMetaCsum, s.CsumCutOff), true
 	}

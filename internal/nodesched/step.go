@@ -53,6 +53,8 @@ func urlParse(s string) (*url.URL, error) { return url.Parse(s) }
 //	robots_sitemaps    robots.txt files with Sitemap: lines
 //	links_local        links found to the page's own site
 //	links_other        links found to other sites
+//	uri_files_written  storage/uri_dir files written (uri_files_removed,
+//	                   uri_files_failed; collection only, uridir.go)
 //	refresh_only_skipped  new URIs dropped in refresh-only mode
 //	queued, in_flight, active_sites  frontier gauges (Stats only)
 //
@@ -399,6 +401,7 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 			if err := m.feedStep(c, b, rec, o); err != nil {
 				return frontier.Result{}, nil, err
 			}
+			m.uriFileStep(c, b, rec, o) // uridir.go
 		}
 		return frontier.Result{Outcome: frontier.Skipped}, links, nil
 	}
@@ -497,6 +500,8 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 	if err := m.feedStep(c, b, rec, o); err != nil {
 		return result, nil, err
 	}
+	// storage/uri_dir: the document's URI file once b commits (uridir.go).
+	m.uriFileStep(c, b, rec, o)
 	if err := m.removeFedDocument(c, b, rec); err != nil { // storage.go
 		return result, nil, err
 	}

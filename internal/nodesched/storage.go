@@ -24,6 +24,8 @@ import (
 //     remove_docs drops a body from the crawl store once its add or update
 //     is in the feeding outbox (which holds the content until the index
 //     acknowledges it), so a submitted document is kept by the index only.
+//   - uri_dir: a file of the URIs extracted from each crawled document
+//     (uridir.go).
 //   - limits (2.2.4.18): limits.go.
 //
 // datastore, clusters and defrag_threshold describe FAST's own file layout
@@ -35,14 +37,18 @@ type storageSettings struct {
 	compressExclude []string // media type patterns (fetch.TypeAllowed syntax)
 	storeHeader     bool
 	removeDocs      bool
-	limits          limitSettings
+	// uriDir is uri_dir as configured ("" when none); files is where the
+	// machine writes (set when the collection is configured, uridir.go).
+	uriDir string
+	files  *uriFiles
+	limits limitSettings
 }
 
 // compileStorage compiles the storage options into s.
 func compileStorage(s *Settings, eff *config.Effective) error {
 	st := eff.Storage()
 	ss := &storageSettings{diffCheck: eff.Diffcheck(), storeDupes: st.StoreDupes, compress: st.Compress,
-		storeHeader: st.StoreHTTPHeader, removeDocs: st.RemoveDocs}
+		storeHeader: st.StoreHTTPHeader, removeDocs: st.RemoveDocs, uriDir: uriDirValue(st.URIDir)}
 	for _, m := range st.CompressExcludeMIME {
 		if m != "" && m != "none" { // the table's default "none": no type
 			ss.compressExclude = append(ss.compressExclude, m)

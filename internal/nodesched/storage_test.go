@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,8 +77,18 @@ func TestCrawlStorage(t *testing.T) {
 			extra := `<attrib name="max_pending" type="integer"> 1 </attrib>
     <attrib name="allowed_types" type="list-string"><member> */* </member></attrib>
     ` + tc.xml
-			c := startCrawlWith(t, optXML(optCollection("st", base+"/", "store.test", extra)), nil)
+			var extracted atomic.Int64 // without storage/uri_dir no outcome lists its links for a file
+			c := startCrawlWith(t, optXML(optCollection("st", base+"/", "store.test", extra)), func(dc *Config) {
+				dc.Observe = func(_ string, o *Outcome) {
+					if o.Extracted != nil {
+						extracted.Add(1)
+					}
+				}
+			})
 			waitIdle(t, c.d, 60*time.Second)
+			if extracted.Load() != 0 || c.d.files.Load() != nil {
+				t.Errorf("storage/uri_dir unset, yet %d outcomes list extracted URIs, file writer %v", extracted.Load(), c.d.files.Load())
+			}
 			rec, ok, err := c.st.URI("st", base+"/copy.html")
 			if err != nil || !ok {
 				t.Fatalf("no record of the copy: %v", err)

@@ -223,6 +223,8 @@ type Batch struct {
 	routesAll bool
 	// document count changes, applied on commit (docextra.go)
 	docs batchDocs
+	// after run once the batch is applied (OnCommit)
+	after []func()
 }
 
 // NewBatch starts a batch.
@@ -249,8 +251,18 @@ func (b *Batch) commit(wo *pebble.WriteOptions) error {
 		b.s.routes.apply(b.routes, b.routesAll)
 	}
 	b.s.docs.apply(&b.docs)
+	for _, f := range b.after {
+		f()
+	}
 	return nil
 }
+
+// OnCommit registers f to run once the batch is applied, after the
+// functions registered before it; a batch that is discarded or fails to
+// commit runs none. The functions run on the committing goroutine, so they
+// see what the batch wrote: work outside the store that must never run
+// ahead of it (files named after the batch's records) goes here.
+func (b *Batch) OnCommit(f func()) { b.after = append(b.after, f) }
 
 // Discard drops the batch without applying it.
 func (b *Batch) Discard() { b.b.Close() }
