@@ -289,6 +289,8 @@ var honouredParams = []string{
 	"storage/store_http_header", "storage/store_dupes", "storage/compress", "storage/compress_exclude_mime", "storage/remove_docs",
 	"storage/uri_dir", // internal/nodesched/uridir.go (TestCrawlURIDir)
 	"limits/*",
+	// internal/frontier seencache.go and queue heads (nodesched TestCrawlCachesize).
+	"cachesize/screened", "cachesize/wqcache",
 }
 
 // honouredSubParams are the rows of a subcollection (SubDomain) the crawl

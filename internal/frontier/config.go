@@ -135,6 +135,9 @@ type Config struct {
 
 	HeadSize    int // queue entries kept in memory per site and level (8)
 	RefillSize  int // entries loaded at once when a site being served runs out of them (64)
+	// SeenCacheSize bounds the seen-set cache in front of the exact
+	// seen-set (entries; 0: DefaultSeenCacheSize; negative: no cache).
+	SeenCacheSize int
 	MaxExtraLen int // largest Entry.Extra accepted (64 KiB)
 }
 

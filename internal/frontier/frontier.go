@@ -177,8 +177,11 @@ func Open(s *store.Store, cfg Config, log *slog.Logger, now time.Time) (*Frontie
 			return nil, err
 		}
 	}
-	if cfg.WQFilter {
-		f.seenc = newSeenCache(seenCacheMax)
+	if n := cfg.SeenCacheSize; cfg.WQFilter && n >= 0 {
+		if n == 0 {
+			n = DefaultSeenCacheSize
+		}
+		f.seenc = newSeenCache(max(n, 2))
 	}
 	switch {
 	case cfg.SMFilterBits > 0:

@@ -8,6 +8,10 @@ import "hash/maphash"
 // (navigation, home pages), which stay in the cache.
 const seenCacheMax = 1 << 18
 
+// DefaultSeenCacheSize is the seen-set cache's bound when Config leaves it
+// unset (cachesize/screened).
+const DefaultSeenCacheSize = seenCacheMax
+
 // seenCache remembers, in memory, seen-set entries known to be on disk, so
 // that the links a crawl meets again and again (navigation, cross-links)
 // are found duplicates without a Pebble read. It only ever answers "seen

@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -58,5 +59,77 @@ func TestSeenCache(t *testing.T) {
 	hits = f.Stats().CacheHits
 	if r := mustAdd(t, f, t0, x); r.Duplicate != 0 || f.Stats().CacheHits != hits {
 		t.Fatalf("x in the next cycle: %+v, cache hits %d (was %d)", r, f.Stats().CacheHits, hits)
+	}
+}
+
+// TestSeenCacheSize checks the bound of Config.SeenCacheSize
+// (cachesize/screened): negative turns the cache off (every duplicate is
+// found on disk), a small bound holds at most that many entries.
+func TestSeenCacheSize(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		size int
+		hits bool
+	}{{"default", 0, true}, {"off", -1, false}, {"four", 4, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.SeenCacheSize = tc.size
+			f, _ := newFrontier(t, cfg)
+			var es []Entry
+			for i := range 100 {
+				es = append(es, Entry{URI: "http://a/" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Site: "a"})
+			}
+			for _, e := range es {
+				mustAdd(t, f, t0, e)
+			}
+			r := mustAdd(t, f, t0, es[len(es)-1])
+			if r.Duplicate != 1 {
+				t.Fatalf("the last URI again: %+v", r)
+			}
+			if got := f.Stats().CacheHits > 0; got != tc.hits {
+				t.Errorf("cache hits %d, want hits: %v", f.Stats().CacheHits, tc.hits)
+			}
+			if tc.size > 0 {
+				if n := len(f.seenc.cur) + len(f.seenc.old); n > tc.size {
+					t.Errorf("%d entries cached, bound %d", n, tc.size)
+				}
+			}
+			if tc.size < 0 && f.seenc != nil {
+				t.Error("a cache with SeenCacheSize < 0")
+			}
+		})
+	}
+}
+
+// TestQueueEntriesInMemory checks that HeadSize and RefillSize
+// (cachesize/wqcache) bound the queue entries of a site held in memory,
+// while every entry is still served in order.
+func TestQueueEntriesInMemory(t *testing.T) {
+	cfg := testConfig()
+	cfg.HeadSize, cfg.RefillSize = 2, 3
+	f, _ := newFrontier(t, cfg)
+	var names []string
+	for i := range 40 {
+		names = append(names, string(rune('A'+i/26))+string(rune('a'+i%26)))
+	}
+	mustAdd(t, f, t0, uris("a", names...)...)
+	check := func() {
+		t.Helper()
+		for _, st := range f.sites {
+			for i := range st.q {
+				if n := len(st.q[i].head); n > 3 {
+					t.Fatalf("site %s level %d: %d entries in memory, bound 3", st.name, i, n)
+				}
+			}
+		}
+	}
+	check()
+	var served []string
+	for range names {
+		served = append(served, serveN(t, f, t0, 1)...)
+		check()
+	}
+	if got := short(served); !slices.Equal(got, names) {
+		t.Errorf("served %v, want %v", got, names)
 	}
 }

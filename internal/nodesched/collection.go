@@ -408,6 +408,19 @@ func compileEff(c *config.Collection, eff *config.Effective, env Env) (*Settings
 	fc.DBSwitchDelete = eff.DbswitchDelete()
 	ad := eff.Adaptive()
 	fc.Adaptive = frontier.Adaptive{RefreshCount: ad.RefreshCount, RefreshQuota: ad.RefreshQuota, CoverageMin: ad.CoverageMin, CoverageMaxPct: ad.CoverageMaxPct}
+	// cachesize: the seen-set cache (screened URIs; 0 turns it off) and
+	// the queue entries of one site held in memory (wqcache).
+	cs := eff.Cachesize()
+	if cs.Screened != nil {
+		fc.SeenCacheSize = *cs.Screened
+		if fc.SeenCacheSize == 0 {
+			fc.SeenCacheSize = -1
+		}
+	}
+	if cs.Wqcache != nil {
+		fc.RefillSize = max(*cs.Wqcache, 1)
+		fc.HeadSize = min(fc.RefillSize, 8)
+	}
 	fc.MaxBackoffCounter = eff.MaxBackoffCounter()
 	fc.MaxBackoffDelay = time.Duration(eff.MaxBackoffDelay()) * time.Second
 	fc.RequireIP = true
