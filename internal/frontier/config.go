@@ -133,12 +133,12 @@ type Config struct {
 	MaxSitesPerIP int           // more sites than this on one IP are blocked (10, MS-FSCMT §3.1.5.21)
 	BlockDuration time.Duration // block after a denied grant (30 min)
 
-	HeadSize    int // queue entries kept in memory per site and level (8)
-	RefillSize  int // entries loaded at once when a site being served runs out of them (64)
+	HeadSize   int // queue entries kept in memory per site and level (8)
+	RefillSize int // entries loaded at once when a site being served runs out of them (64)
 	// SeenCacheSize bounds the seen-set cache in front of the exact
 	// seen-set (entries; 0: DefaultSeenCacheSize; negative: no cache).
 	SeenCacheSize int
-	MaxExtraLen int // largest Entry.Extra accepted (64 KiB)
+	MaxExtraLen   int // largest Entry.Extra accepted (64 KiB)
 }
 
 // DefaultConfig returns the spec's defaults.
