@@ -1,6 +1,7 @@
 package crawllog
 
 import (
+	"encoding/xml"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -181,3 +182,27 @@ func OneLine(s string) string {
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// Element makes an XML log line: an empty element named name with a time
+// attribute and the attribute pairs attrs (name, value, ...); an empty
+// value leaves its attribute out.
+func Element(name string, t time.Time, attrs ...string) string {
+	var b strings.Builder
+	b.WriteByte('<')
+	b.WriteString(name)
+	b.WriteString(` time="`)
+	b.WriteString(t.UTC().Format(TimeLayout))
+	b.WriteByte('"')
+	for i := 0; i+1 < len(attrs); i += 2 {
+		if attrs[i+1] == "" {
+			continue
+		}
+		b.WriteByte(' ')
+		b.WriteString(attrs[i])
+		b.WriteString(`="`)
+		_ = xml.EscapeText(&b, []byte(OneLine(attrs[i+1])))
+		b.WriteByte('"')
+	}
+	b.WriteString("/>")
+	return b.String()
+}
