@@ -288,6 +288,10 @@ var honouredParams = []string{
 	"diffcheck", "use_http_1_1",
 	"storage/store_http_header", "storage/store_dupes", "storage/compress", "storage/compress_exclude_mime", "storage/remove_docs",
 	"limits/*",
+	// Crawl logs (internal/crawllog, internal/nodesched/crawllog.go;
+	// TestCrawlLogs, TestCrawlLogsNoneAndUMLogs); mufilter is the
+	// multinode scheduler's (internal/multinode TestMufilter).
+	"log/fetch", "log/postprocess", "log/header", "log/screened", "log/dsfeed", "log/site", "umlogs", "mufilter",
 }
 
 // honouredSubParams are the rows of a subcollection (SubDomain) the crawl
