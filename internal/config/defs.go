@@ -291,6 +291,10 @@ var honouredParams = []string{
 	"limits/*",
 	// internal/frontier seencache.go and queue heads (nodesched TestCrawlCachesize).
 	"cachesize/screened", "cachesize/wqcache",
+	// Crawl logs (internal/crawllog, internal/nodesched/crawllog.go;
+	// TestCrawlLogs, TestCrawlLogsNoneAndUMLogs); mufilter is the
+	// multinode scheduler's (internal/multinode TestMufilter).
+	"log/fetch", "log/postprocess", "log/header", "log/screened", "log/dsfeed", "log/site", "umlogs", "mufilter",
 }
 
 // honouredSubParams are the rows of a subcollection (SubDomain) the crawl

@@ -12,6 +12,7 @@ import (
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/extract"
 	"github.com/trawl/trawl/internal/fetch"
 	"github.com/trawl/trawl/internal/filter"
@@ -81,6 +82,11 @@ type Settings struct {
 	Frontier  frontier.Config
 
 	Storage *storageSettings // diffcheck, storage and limits (storage.go, limits.go)
+
+	// Logs are the formats of the log section; UMLogs sends the logs
+	// that have a CMD_UM_LOG code to the multinode scheduler (crawllog.go).
+	Logs   crawllog.Formats
+	UMLogs bool
 }
 
 // Env is what compiling settings needs from the outside world: the dialer the
@@ -426,6 +432,7 @@ func compileEff(c *config.Collection, eff *config.Effective, env Env) (*Settings
 	fc.RequireIP = true
 	fc.RequireGrant = true
 	s.Frontier = fc
+	s.Logs, s.UMLogs = crawllog.FormatsOf(eff.Log()), eff.Umlogs()
 	if err := compileExtras(s, eff, fo); err != nil {
 		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)
 	}

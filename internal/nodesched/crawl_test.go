@@ -47,6 +47,11 @@ func runCrawl(t testing.TB, farm *webfarm.Farm, dir string, delay float64, timeo
 
 // runCrawlWith crawls farm under crawl written with opt (collection "farm").
 func runCrawlWith(t testing.TB, farm *webfarm.Farm, dir string, crawl webfarm.Crawl, opt webfarm.XMLOptions) *crawlRun {
+	return runCrawlCfg(t, farm, dir, crawl, opt, nil)
+}
+
+// runCrawlCfg is runCrawlWith with a change to the driver's Config.
+func runCrawlCfg(t testing.TB, farm *webfarm.Farm, dir string, crawl webfarm.Crawl, opt webfarm.XMLOptions, change func(*Config)) *crawlRun {
 	col := farmCollection(t, farm, crawl, opt)
 	st, err := store.Open(dir, store.Options{})
 	if err != nil {
@@ -55,7 +60,11 @@ func runCrawlWith(t testing.TB, farm *webfarm.Farm, dir string, crawl webfarm.Cr
 	ctx, cancel := context.WithCancel(context.Background())
 	mns := newFakeMNS(t, farm, "node1", col)
 	rec := &requestRecorder{}
-	d := New(Config{NodeID: "node1", Store: st, MNS: mns.dialer(ctx), Workers: 64, Record: rec.add})
+	cfg := Config{NodeID: "node1", Store: st, MNS: mns.dialer(ctx), Workers: 64, Record: rec.add}
+	if change != nil {
+		change(&cfg)
+	}
+	d := New(cfg)
 	r := &crawlRun{farm: farm, crawl: crawl, maxPending: col.Effective("", "node1").MaxPending(), rec: rec,
 		mns: mns, d: d, st: st, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- d.Run(ctx) }()

@@ -8,12 +8,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/fetch"
 	"github.com/trawl/trawl/internal/store"
 )
@@ -85,6 +87,13 @@ type Config struct {
 	// Record, if set, sees every HTTP request the fetchers make, with the
 	// moment the politeness pacer let it start (Pipeline.Record; tests).
 	Record func(RequestLog)
+	// LogDir is the root of the collections' crawl logs (the log
+	// section; package crawllog): DataDir/logs when empty and DataDir is
+	// set, else no log files. LogMaxBytes and LogKeep: see
+	// crawllog.Config.
+	LogDir      string
+	LogMaxBytes int64
+	LogKeep     int
 	// DiskSpace and LimitCheckInterval: see MachineConfig (limits.go).
 	DiskSpace          DiskSpaceFunc
 	LimitCheckInterval time.Duration
@@ -115,6 +124,10 @@ type Driver struct {
 	// files writes the storage/uri_dir files (uridir.go) while Run runs,
 	// once a collection has asked for it.
 	files atomic.Pointer[fileWriter]
+	// logs writes the crawl logs (nil: no LogDir); logsDropped counts the
+	// lines for the multinode scheduler that found no room.
+	logs        *crawllog.Logs
+	logsDropped atomic.Uint64
 }
 
 // siteStatsEvery bounds how often the event loop copies the per-site
@@ -155,8 +168,37 @@ func New(cfg Config) *Driver {
 	}
 	pipe := NewPipeline(cfg.Now, nil)
 	pipe.Record = cfg.Record
-	return &Driver{cfg: cfg, log: log, now: cfg.Now, pipe: pipe,
+	if cfg.LogDir == "" && cfg.DataDir != "" {
+		cfg.LogDir = filepath.Join(cfg.DataDir, "logs")
+	}
+	d := &Driver{cfg: cfg, log: log, now: cfg.Now, pipe: pipe,
 		events: make(chan event, 4096), jobs: make(chan *Job, cfg.Workers), ips: map[string]string{}}
+	if cfg.LogDir != "" {
+		d.logs = crawllog.New(crawllog.Config{Dir: cfg.LogDir, MaxBytes: cfg.LogMaxBytes, Keep: cfg.LogKeep, Logger: log})
+	}
+	return d
+}
+
+// LogsDropped is how many crawl log lines were dropped: the writer's queue
+// was full, or the link to the multinode scheduler was down or full.
+func (d *Driver) LogsDropped() uint64 { return d.logs.Dropped() + d.logsDropped.Load() }
+
+// crawlLog writes the machine's crawl log lines: those of umlogs to the
+// multinode scheduler in CMD_UM_LOG when it is connected (never waiting: a
+// full link drops them), the rest to the log files.
+func (d *Driver) crawlLog(entries []LogEntry, mns *cmt.Conn) {
+	for _, e := range entries {
+		if e.Remote && d.cfg.MNS != nil {
+			f, _ := e.Kind.LogFile()
+			if mns == nil || mns.TrySend(&cmt.UMLog{Collection: e.Collection, File: f, Text: e.Line}, cmt.PriorityNormal) != nil {
+				if n := d.logsDropped.Add(1); n&(n-1) == 0 {
+					d.log.Warn("nodesched: crawl log lines for the multinode scheduler dropped", "collection", e.Collection, "log", e.Kind.String(), "dropped", n)
+				}
+			}
+			continue
+		}
+		d.logs.Log(e.Entry)
+	}
 }
 
 // AddCollection sets up a collection in the running driver (in-process
@@ -275,7 +317,9 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 	env := Env{Dial: d.dial, Transport: tr, Now: d.now, NodeID: d.cfg.NodeID, Key: d.cfg.Key, TLSConfig: d.cfg.TLSConfig}
 	var fd *Feeding
 	if d.cfg.Feed != nil {
-		if fd, err = NewFeeding(st, *d.cfg.Feed, d.log); err != nil {
+		fc := *d.cfg.Feed
+		fc.Logs, fc.Now = d.logs, d.now
+		if fd, err = NewFeeding(st, fc, d.log); err != nil {
 			return err
 		}
 		d.feeding.Store(fd)
@@ -306,11 +350,25 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	if d.logs != nil {
+		// The log writer stops last, so that it writes what the loop, the
+		// workers and the feeders logged until they stopped.
+		lctx, lcancel := context.WithCancel(context.Background())
+		ldone := make(chan struct{})
+		go func() {
+			defer close(ldone)
+			if err := d.logs.Run(lctx); err != nil {
+				d.log.Warn("nodesched: writing the crawl logs failed", "err", err)
+			}
+		}()
+		defer func() { lcancel(); <-ldone }()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() {
 		cancel()
 		wg.Wait()
+		d.crawlLog(m.CrawlLog(), nil) // the last step's lines
 		if cerr := m.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
@@ -378,6 +436,7 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 			}
 			d.track(pc, o, d.now())
 		}
+		d.crawlLog(m.CrawlLog(), peers[MNS].conn)
 		for _, p := range m.DeadPeers() {
 			if pc := peers[p]; pc != nil && pc.conn != nil {
 				pc.conn.Close()

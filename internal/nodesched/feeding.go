@@ -12,10 +12,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/extract"
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/store"
@@ -70,6 +72,10 @@ type FeedConfig struct {
 	// Feeder configures each collection's feed.Feeder (batching, window,
 	// backoff, OnResult).
 	Feeder feed.FeederOptions
+	// Logs, if set, receives the dsfeed log of the collections that
+	// have it on (crawllog.go), stamped with Now (default time.Now).
+	Logs *crawllog.Logs
+	Now  func() time.Time
 }
 
 // Feeding keeps the feeding chain of a node scheduler: per collection an
@@ -97,6 +103,8 @@ type feedColl struct {
 	cancel  context.CancelFunc // of the running feeder
 	done    chan struct{}
 	state   FeedingState
+	// dsfeed says whether the collection's dsfeed log is on.
+	dsfeed atomic.Bool
 	// results counts the primary destinations' answers (feedResults).
 	results feedResults
 }
@@ -352,6 +360,9 @@ func (f *Feeding) setup(coll string, dests []config.Destination, st FeedingState
 	next := opts.OnResult
 	opts.OnResult = func(r feed.Result) {
 		fc.results.add(r)
+		if fc.dsfeed.Load() {
+			f.logResult(coll, r)
+		}
 		if next != nil {
 			next(r)
 		}
@@ -522,7 +533,10 @@ func (m *Machine) feedSetup(name string, s *Settings, st FeedingState) error {
 	if m.cfg.Feeding == nil {
 		return nil
 	}
-	_, err := m.cfg.Feeding.setup(name, s.Eff.Feeding(), st)
+	fc, err := m.cfg.Feeding.setup(name, s.Eff.Feeding(), st)
+	if fc != nil {
+		fc.dsfeed.Store(s.Logs.On(crawllog.DSFeed))
+	}
 	return err
 }
 

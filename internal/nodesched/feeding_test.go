@@ -2,11 +2,14 @@ package nodesched
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/feed"
@@ -35,7 +38,7 @@ func runFeedCrawl(t testing.TB, farm *webfarm.Farm, dir string) *feedRun {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	mns := newFakeMNS(t, farm, "node1", col)
-	d := New(Config{NodeID: "node1", Store: st, MNS: mns.dialer(ctx), Workers: 32,
+	d := New(Config{NodeID: "node1", Store: st, MNS: mns.dialer(ctx), Workers: 32, LogDir: filepath.Join(dir, "logs"),
 		Feed: &FeedConfig{Dial: feed.IndexDialer(idx), Feeder: feed.FeederOptions{BatchOps: 50, MinBackoff: 10 * time.Millisecond}}})
 	r := &feedRun{crawlRun: &crawlRun{farm: farm, crawl: crawl, mns: mns, d: d, st: st, cancel: cancel, done: make(chan error, 1)}, idx: idx}
 	go func() { r.done <- d.Run(ctx) }()
@@ -145,6 +148,7 @@ func TestFeedIndexMatchesStore(t *testing.T) {
 		t.Fatalf("the farm gave %d indexable pages, %d noindex, %d duplicates: not a useful test", len(want), noindex, dups)
 	}
 	checkIndex(t, r.idx, farm, want, 0)
+	checkDSFeedLog(t, r.d.cfg.LogDir, want)
 	t.Logf("cycle 0: %d documents indexed (%d noindex and %d duplicates left out); feed %+v", len(want), noindex, dups, r.d.FeedStats())
 
 	farm.SetCycle(1)
@@ -254,5 +258,36 @@ func waitCount(t testing.TB, idx *index.Index, n int) {
 			t.Fatalf("index holds %d documents, want %d", c, n)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// checkDSFeedLog polls the dsfeed log (flushed every second) until the
+// URIs it shows added or updated with an ok answer are want.
+func checkDSFeedLog(t testing.TB, logDir string, want []string) {
+	t.Helper()
+	path := filepath.Join(logDir, "farm", "dsfeed.log")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile(path)
+		set := map[string]bool{}
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			f := strings.Fields(l)
+			if len(f) == 5 && (f[1] == "add" || f[1] == "update") && f[4] == "ok" {
+				set[f[2]] = true
+			}
+		}
+		got := make([]string, 0, len(set))
+		for u := range set {
+			got = append(got, u)
+		}
+		sort.Strings(got)
+		diff := cmp.Diff(want, got)
+		if diff == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dsfeed log: documents fed ok (-indexed +logged):\n%s", diff)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

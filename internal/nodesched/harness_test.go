@@ -29,6 +29,7 @@ type fakeMNS struct {
 	inits  int
 	last   *cmt.Conn
 	stats  []*cmt.UMStat
+	logs   []*cmt.UMLog
 }
 
 func newFakeMNS(t testing.TB, farm *webfarm.Farm, node string, col *config.Collection) *fakeMNS {
@@ -92,6 +93,10 @@ func (f *fakeMNS) serve(ctx context.Context, c *cmt.Conn) {
 		case *cmt.UMStat:
 			f.mu.Lock()
 			f.stats = append(f.stats, x)
+			f.mu.Unlock()
+		case *cmt.UMLog:
+			f.mu.Lock()
+			f.logs = append(f.logs, x)
 			f.mu.Unlock()
 		}
 	}

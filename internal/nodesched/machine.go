@@ -12,6 +12,7 @@ import (
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/frontier"
 	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/urls"
@@ -121,6 +122,14 @@ type Machine struct {
 	nodeName map[int64]string
 
 	lim limitMachine // limits.go
+
+	// clog are the crawl log lines for CrawlLog (crawllog.go); stepRec
+	// and stepChange are the record of the step being committed and
+	// whether its document is new, modified or unchanged.
+	clog        []LogEntry
+	clogDropped uint64
+	stepRec     *store.URIRecord
+	stepChange  string
 }
 
 type dnsWaiter struct{ coll, site string }
@@ -1089,6 +1098,8 @@ func (m *Machine) quarantine(coll, site string, secs int64, requeue bool, now ti
 	}
 	until := now.Add(time.Duration(max(secs, 0)) * time.Second)
 	c.quar[site] = until
+	m.now = now
+	m.logSite(c, site, "quarantined", "until="+until.UTC().Format(crawllog.TimeLayout))
 	err := c.front.Quarantine(site, until, requeue, now)
 	m.pump(c)
 	return err
@@ -1203,9 +1214,11 @@ func (m *Machine) pump(c *collection) {
 				}
 				m.dnsPending[host] = append(m.dnsPending[host], dnsWaiter{coll: c.s.Name, site: a.Site})
 			case frontier.ActRequestGrant:
+				m.logSite(c, a.Site, "started", a.IP)
 				m.grantAsked(c.s.Name, a.Site, a.IP)
 				m.send(MNS, &cmt.UMStartCrawlIP{Collection: c.s.Name, IP: a.IP, Site: a.Site})
 			case frontier.ActStopCrawlIP:
+				m.logSite(c, a.Site, "finished", a.IP)
 				m.send(MNS, &cmt.UMStopCrawlIP{Collection: c.s.Name, IP: a.IP, Site: a.Site})
 			}
 		}

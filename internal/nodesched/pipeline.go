@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/extract"
 	"github.com/trawl/trawl/internal/fetch"
 	"github.com/trawl/trawl/internal/frontier"
@@ -109,6 +110,12 @@ type Outcome struct {
 	// (disallowed), "excluded" (the rules reject it once its IP is known),
 	// "scheme".
 	Skipped string
+	// SkipReason is the rule behind Skipped "excluded" or "scheme" (the
+	// screened log).
+	SkipReason string
+	// Screened are the links of the document the rules rejected, with
+	// the reason, when the screened log is on (crawllog.go).
+	Screened []ScreenedURI
 	// RobotsFresh is set when this step downloaded the site's robots.txt;
 	// Sitemaps and CrawlDelay come from it.
 	RobotsFresh bool
@@ -174,6 +181,19 @@ type Outcome struct {
 	// (store_http_header, storage.go).
 	Proto  string
 	Header http.Header
+}
+
+// ScreenedURI is a link the rules rejected and why.
+type ScreenedURI struct{ URI, Reason string }
+
+// maxScreenedPerStep bounds Outcome.Screened.
+const maxScreenedPerStep = 4096
+
+// screened records a rejected link for the screened log.
+func (o *Outcome) screened(uri, reason string) {
+	if o.Job.S.Logs.On(crawllog.Screened) && len(o.Screened) < maxScreenedPerStep {
+		o.Screened = append(o.Screened, ScreenedURI{URI: uri, Reason: reason})
+	}
 }
 
 // Pipeline runs crawl steps: robots.txt, politeness pacing, the fetch, link
@@ -462,12 +482,12 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 	out := &Outcome{Job: j}
 	u, err := url.Parse(j.Fetch.URI)
 	if err != nil || !schemeAllowed(s, u.Scheme) {
-		out.Skipped = "scheme"
+		out.Skipped, out.SkipReason = "scheme", "allowed_schemes"
 		return out
 	}
 	if ip, err := netip.ParseAddr(j.Fetch.IP); err == nil && s.Filter.UsesIP() {
-		if ok, _ := s.Filter.Allowed(j.Fetch.URI, ip); !ok {
-			out.Skipped = "excluded"
+		if ok, reason := s.Filter.Allowed(j.Fetch.URI, ip); !ok {
+			out.Skipped, out.SkipReason = "excluded", reason
 			return out
 		}
 	}
@@ -697,13 +717,24 @@ func (p *Pipeline) process(ctx context.Context, out *Outcome, u *url.URL, resp *
 			}
 			out.Mirrors[mi] = t.Host
 		}
-		nu, ok := p.screen(s, t.String())
-		if !ok || seen[nu.String()] {
+		nu, reason := screenReason(s, t.String())
+		if reason != "" {
+			if !seen[t.String()] {
+				seen[t.String()] = true
+				out.screened(t.String(), reason)
+			}
+			continue
+		}
+		if seen[nu.String()] {
 			continue
 		}
 		lh := hops + 1
 		if !sameHost(u, nu) {
 			if !s.FwdLinks {
+				if !seen[nu.String()] {
+					seen[nu.String()] = true
+					out.screened(nu.String(), "fwdlinks")
+				}
 				continue
 			}
 			if s.ResetLevel {
@@ -730,8 +761,9 @@ func (p *Pipeline) redirect(out *Outcome, from *url.URL, loc string, hops, redir
 	if err != nil {
 		return
 	}
-	nu, ok := p.screen(s, t.String())
-	if !ok {
+	nu, reason := screenReason(s, t.String())
+	if reason != "" {
+		out.screened(t.String(), reason)
 		// Record the target even when it is not followed.
 		if n, err := s.Normalizer.Normalize(t.String(), nil); err == nil {
 			out.Location = n.String()
@@ -773,30 +805,41 @@ func (p *Pipeline) screen(s *Settings, raw string) (*url.URL, bool) {
 // Screen is the pipeline's URI screening, exported for start URIs and entries
 // received from the multinode scheduler.
 func Screen(s *Settings, raw string) (*url.URL, bool) {
+	nu, reason := screenReason(s, raw)
+	return nu, reason == ""
+}
+
+// screenReason is Screen with the reason of a rejection ("" when the URI
+// passes): "invalid URI", "allowed_schemes", "exclude_exts",
+// "max_uri_recursion" or the rule the filter names ("exclude_uris
+// suffix:.exe", "include_domains", ...).
+func screenReason(s *Settings, raw string) (*url.URL, string) {
 	nu, err := s.Normalizer.Normalize(raw, nil)
 	if err != nil {
-		return nil, false
+		return nil, "invalid URI"
 	}
 	s.unmirror(nu)
 	// allowed_schemes is the URI's own (its subcollection's), whichever
 	// page the link was found on.
 	if !schemeAllowed(s.For(nu.String()), nu.Scheme) {
-		return nil, false
+		return nil, "allowed_schemes"
 	}
 	if s.ExcludeExts.Excluded(nu.EscapedPath()) {
-		return nil, false
+		return nil, "exclude_exts"
 	}
 	if s.MaxRecursion > 0 && urls.PathRecursion(nu.EscapedPath()) > s.MaxRecursion {
-		return nil, false
+		return nil, "max_uri_recursion"
 	}
-	if ok, _ := s.Filter.Allowed(nu.String(), netip.Addr{}); !ok && !s.Filter.UsesIP() {
-		return nil, false
+	if ok, reason := s.Filter.Allowed(nu.String(), netip.Addr{}); !ok && !s.Filter.UsesIP() {
+		return nil, reason
 	} else if !ok {
 		// An include rule on IP addresses cannot match before DNS; an
 		// exclude rule that matched without the IP stays a rejection.
-		return nu, !excludedWithoutIP(s, nu.String())
+		if excludedWithoutIP(s, nu.String()) {
+			return nu, reason
+		}
 	}
-	return nu, true
+	return nu, ""
 }
 
 func excludedWithoutIP(s *Settings, uri string) bool {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/extract"
 	"github.com/trawl/trawl/internal/fetch"
 	"github.com/trawl/trawl/internal/frontier"
@@ -319,6 +320,7 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 		return err
 	}
 	var ppdup []*cmt.PPDUPAdd
+	m.stepRec, m.stepChange = nil, ""
 	res, links, err := m.record(c, tx, o, now, &ppdup)
 	if err != nil {
 		tx.Discard()
@@ -339,6 +341,8 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 	if err := m.feedCommit(c.s.Name, tx.Batch(), tx.Commit, m.takeStepFeed(), ""); err != nil {
 		return err
 	}
+	m.logStep(c, o, m.stepRec, m.stepChange) // crawllog.go
+	m.stepRec = nil
 	m.pump(c)
 	for _, a := range ppdup {
 		m.send(m.dsFor(a.Checksum), a)
@@ -508,6 +512,7 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 	if err := b.PutURI(name, rec); err != nil {
 		return result, nil, err
 	}
+	m.stepRec = rec
 	all, err := m.stepOptions(c, b, rec, o, append(links, o.Links...))
 	return result, all, err
 }
@@ -552,6 +557,14 @@ func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRec
 	}
 	changed := !hadOld || old != o.Checksum
 	result.Changed = changed && hadOld
+	switch {
+	case hadOld && changed:
+		m.stepChange = "modified"
+	case hadOld:
+		m.stepChange = "unchanged"
+	default:
+		m.stepChange = "stored"
+	}
 	if hadOld && changed {
 		c.count("modified", 1)
 		rec.ChangeCount++
@@ -648,6 +661,10 @@ func (m *Machine) addOK(c *collection, x *cmt.PPDUPAddOK, now time.Time) error {
 		c.setCur(rec.Site)
 		c.count("duplicates", 1)
 		c.clearCur()
+		if m.logOn(c, crawllog.PostProcess) {
+			m.now = now
+			m.logPost(c, rec.URI, "duplicate", owner)
+		}
 	}
 	if err := b.PutURI(c.s.Name, rec); err != nil {
 		b.Discard()
