@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // AccessSite is a small site behind an access control, for the crawler's
@@ -289,7 +290,8 @@ func randomBytes(n int) []byte {
 // values sets a session cookie and redirects to "/". Any other page
 // without a valid session cookie redirects to LoginPath. LogoutPath ends
 // the session. A session ends by itself after SessionRequests granted
-// requests (0: never), as a server-side timeout would.
+// requests (0: never), as a server-side timeout would. Public pages are
+// served without a session; LoginDelay makes the login slow.
 type FormLoginGuard struct {
 	User, Password string
 	LoginPath      string // default "/login"
@@ -305,6 +307,12 @@ type FormLoginGuard struct {
 	// LoginMethod is the method of a login submission: POST (default) or
 	// GET, the user and password then in the query string.
 	LoginMethod string
+	// LoginDelay > 0 delays every answer of LoginPath (the form and the
+	// submission) by that long, as a slow login server would; a client
+	// that gives up first is not answered (and its submission not taken).
+	LoginDelay time.Duration
+	// Public are paths served to anyone, without a session.
+	Public []string
 
 	mu       sync.Mutex
 	tokens   map[string]bool
@@ -345,6 +353,20 @@ func (g *FormLoginGuard) Admit(w http.ResponseWriter, r *http.Request) bool {
 	method := g.LoginMethod
 	if method == "" {
 		method = http.MethodPost
+	}
+	for _, p := range g.Public {
+		if r.URL.Path == p {
+			return true
+		}
+	}
+	if r.URL.Path == login && g.LoginDelay > 0 {
+		t := time.NewTimer(g.LoginDelay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return false // the client is gone: nothing to answer
+		}
 	}
 	switch r.URL.Path {
 	case g.PreloadPath:
