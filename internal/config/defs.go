@@ -288,6 +288,9 @@ var honouredParams = []string{
 	"diffcheck", "use_http_1_1",
 	"storage/store_http_header", "storage/store_dupes", "storage/compress", "storage/compress_exclude_mime", "storage/remove_docs",
 	"limits/*",
+	// Content destinations: internal/feed (Targets, Feeder) and
+	// internal/nodesched/feeding.go (cmd/trawl TestRunFeedingDestinations).
+	"feeding/*/collection", "feeding/*/paused", "feeding/*/primary",
 }
 
 // honouredSubParams are the rows of a subcollection (SubDomain) the crawl

@@ -439,30 +439,40 @@ func (f *Feeding) applyState(fc *feedColl) {
 	if fc.feeder == nil {
 		return
 	}
-	// Destinations paused in the configuration stay paused unless the
-	// whole collection is resumed by name.
-	var resume []string
+	// A destination is suspended when the whole collection is, when a
+	// command named it, or when the configuration pauses it and no
+	// administrator resumed it (FeedingState).
+	var suspend, resume []string
 	for _, t := range fc.targets {
-		if !t.Paused {
+		off := fc.state.All || (t.Paused && !fc.state.Resumed[t.Name])
+		for d := range fc.state.Destinations {
+			off = off || targetNamed(t, d)
+		}
+		if off {
+			suspend = append(suspend, t.Name)
+		} else {
 			resume = append(resume, t.Name)
 		}
 	}
 	if len(resume) > 0 {
 		_ = fc.feeder.SetSuspended(false, resume...)
 	}
-	if fc.state.All {
-		_ = fc.feeder.SetSuspended(true)
-		return
+	if len(suspend) > 0 {
+		_ = fc.feeder.SetSuspended(true, suspend...)
 	}
-	var names []string
+	var unknown []string
 	for d := range fc.state.Destinations {
-		names = append(names, d)
-	}
-	sort.Strings(names)
-	if len(names) > 0 {
-		if err := fc.feeder.SetSuspended(true, names...); err != nil {
-			f.log.Warn("nodesched: CMD_ADM_CONF_FEEDING_SUSPEND", "collection", fc.name, "err", err)
+		known := false
+		for _, t := range fc.targets {
+			known = known || targetNamed(t, d)
 		}
+		if !known {
+			unknown = append(unknown, d)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		f.log.Warn("nodesched: CMD_ADM_CONF_FEEDING_SUSPEND names unknown content destinations", "collection", fc.name, "destinations", unknown)
 	}
 }
 
@@ -520,7 +530,7 @@ func (m *Machine) feedSetup(name string, s *Settings, st FeedingState) error {
 	if m.cfg.Feeding == nil {
 		return nil
 	}
-	_, err := m.cfg.Feeding.setup(name, s.Eff.Feeding(), st)
+	_, err := m.cfg.Feeding.setup(name, s.Eff.Feeding(), st.clone())
 	return err
 }
 
@@ -534,7 +544,7 @@ func (m *Machine) takeStepFeed() []feed.Operation {
 // feedSuspended passes a changed CMD_ADM_CONF_FEEDING_SUSPEND state on.
 func (m *Machine) feedSuspended(c *collection) {
 	if m.cfg.Feeding != nil {
-		m.cfg.Feeding.setSuspended(c.s.Name, c.feeding)
+		m.cfg.Feeding.setSuspended(c.s.Name, c.feeding.clone())
 	}
 }
 
