@@ -45,7 +45,7 @@ func TestConfigCheckExamples(t *testing.T) {
 			t.Errorf("missing %q in\n%s", want, out)
 		}
 	}
-	if !strings.Contains(errOut, "warning: "+examples+"3.2-typical.xml: collection default_example: 20 parameter(s) set here are not honoured by the crawl yet (first: cachesize/aliases at line 14; -v lists them)") {
+	if !strings.Contains(errOut, "warning: "+examples+"3.2-typical.xml: collection default_example: 18 parameter(s) set here are not honoured by the crawl yet (first: cachesize/aliases at line 14; -v lists them)") {
 		t.Errorf("no honoured warning:\n%s", errOut)
 	}
 }

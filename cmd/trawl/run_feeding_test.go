@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/index"
 	"github.com/trawl/trawl/internal/stats"
@@ -195,4 +198,94 @@ func TestRunFeedingDestinations(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRunPostProcessing crawls the farm with `trawl run` under a pp
+// section (MS-FSCCFG 2.2.4.7) with ds_paused and ds_send_links: nothing
+// reaches the index until CollectionResumeFeeding; then every indexable
+// document is there with the hyperlinks the farm put in it (the kinds
+// link_extraction extracts, normalized, each once, in document order).
+func TestRunPostProcessing(t *testing.T) {
+	fx := newFarmFixture(t, 9, 3, 40)
+	cfg := fx.writeXMLExtra(t, "c1", `<section name="pp">
+  <attrib name="ds_paused" type="boolean"> yes </attrib>
+  <attrib name="ds_send_links" type="boolean"> yes </attrib>
+</section>`)
+	c := startRun(t, fx.farm, cfg, fx.hostsFile, filepath.Join(fx.dir, "data"), "--workers", "4")
+	ctx := context.Background()
+	cl := admin.NewClient(c.addr, nil)
+	metrics := "http://" + c.addr + "/metrics"
+	idle := func() bool {
+		resp, err := http.Get("http://" + c.addr + "/status.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var rep admin.StatusReport
+		if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+			t.Fatal(err)
+		}
+		return len(rep.Collections) == 1 && rep.Collections[0].Idle && rep.Collections[0].Stored > 0
+	}
+	waitFor(t, "the crawl idle", 120*time.Second, idle)
+	if n := indexTotal(t, c.addr, "c1"); n != 0 || feedBacklog(t, metrics) == 0 {
+		t.Fatalf("ds_paused: the index holds %d documents, %v operations wait; want 0 and some", n, feedBacklog(t, metrics))
+	}
+	if _, err := cl.CollectionSuspendFeeding(ctx, "c1", "default:c1"); err == nil {
+		t.Error("CollectionSuspendFeeding(default:c1) accepted; ds_paused has it suspended already")
+	}
+	if _, err := cl.CollectionResumeFeeding(ctx, "c1", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the backlog fed", 60*time.Second, func() bool { return feedBacklog(t, metrics) == 0 })
+	c.stop()
+
+	want := storedIndexable(t, c.data, "c1", fx.farm)
+	idx, err := index.Open(filepath.Join(c.data, "index"), index.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	kinds := fx.farm.DefaultCrawl().LinkKinds
+	bad, withLinks := 0, 0
+	for _, u := range want {
+		got, err := idx.Lookup(ctx, "c1", u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := fx.farm.Describe(u, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Found {
+			t.Errorf("%s not in the index", u)
+			bad++
+			continue
+		}
+		if int64(len(res.Body)) != res.Size {
+			continue // Describe keeps only the start of the large page
+		}
+		var links []string
+		seen := map[string]bool{}
+		for _, l := range res.Links {
+			if kinds.Has(l.Kind) && !seen[l.URL] {
+				seen[l.URL] = true
+				links = append(links, l.URL)
+			}
+		}
+		if len(links) > 0 {
+			withLinks++
+		}
+		if diff := cmp.Diff(links, got.Links, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s (%s): links (-farm +index):\n%s", u, res.ContentType, diff)
+			bad++
+		}
+		if bad > 5 {
+			t.Fatal("too many differences")
+		}
+	}
+	if withLinks < len(want)/2 {
+		t.Errorf("only %d of %d documents have links: not a useful test", withLinks, len(want))
+	}
+	t.Logf("%d documents indexed, %d with links, all as the farm serves them", len(want), withLinks)
 }

@@ -291,6 +291,8 @@ var honouredParams = []string{
 	// Content destinations: internal/feed (Targets, Feeder) and
 	// internal/nodesched/feeding.go (cmd/trawl TestRunFeedingDestinations).
 	"feeding/*/collection", "feeding/*/paused", "feeding/*/primary",
+	// internal/nodesched/feeding.go (cmd/trawl TestRunPostProcessing).
+	"pp/ds_paused", "pp/ds_send_links",
 }
 
 // honouredSubParams are the rows of a subcollection (SubDomain) the crawl

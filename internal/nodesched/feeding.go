@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -324,8 +325,8 @@ func markKey(coll, uri string) []byte { return append(markPrefix(coll), uri...) 
 //
 // st is the collection's suspension, in force before its feeder starts
 // (a suspended collection restored from the store feeds nothing).
-func (f *Feeding) setup(coll string, dests []config.Destination, st FeedingState) (*feedColl, error) {
-	targets, err := feed.Targets(coll, dests)
+func (f *Feeding) setup(coll string, dests []config.Destination, dsPaused bool, st FeedingState) (*feedColl, error) {
+	targets, err := collTargets(coll, dests, dsPaused)
 	if err != nil {
 		return nil, fmt.Errorf("nodesched: collection %s: %w", coll, err)
 	}
@@ -365,6 +366,22 @@ func (f *Feeding) setup(coll string, dests []config.Destination, st FeedingState
 		f.startLocked(fc)
 	}
 	return fc, nil
+}
+
+// collTargets returns the content destinations of a collection (see
+// feed.Targets); pp/ds_paused (MS-FSCCFG 2.2.4.7) pauses every one of
+// them, as paused="yes" in each content destination would.
+func collTargets(coll string, dests []config.Destination, dsPaused bool) ([]feed.Target, error) {
+	ts, err := feed.Targets(coll, dests)
+	if err != nil {
+		return nil, err
+	}
+	if dsPaused {
+		for i := range ts {
+			ts[i].Paused = true
+		}
+	}
+	return ts, nil
 }
 
 func sameTargets(a, b []feed.Target) bool {
@@ -530,7 +547,7 @@ func (m *Machine) feedSetup(name string, s *Settings, st FeedingState) error {
 	if m.cfg.Feeding == nil {
 		return nil
 	}
-	_, err := m.cfg.Feeding.setup(name, s.Eff.Feeding(), st.clone())
+	_, err := m.cfg.Feeding.setup(name, s.Eff.Feeding(), s.DSPaused, st.clone())
 	return err
 }
 
@@ -602,6 +619,9 @@ func (m *Machine) feedPresent(c *collection, b *store.Batch, rec *store.URIRecor
 	}
 	op := docOp(rec, body, flags, fed)
 	op.Anchors = m.anchors(c.s.Name, rec.URI)
+	if c.s.DSSendLinks {
+		op.Links = docLinks(c.s, rec, body)
+	}
 	switch { // PPAdded, PPModified (collection counters only)
 	case !fed:
 		c.stats["pp_added"]++
@@ -676,6 +696,41 @@ func (m *Machine) feedDuplicate(c *collection, b *store.Batch, rec *store.URIRec
 		return nil, err
 	}
 	return m.feedPresent(c, b, rec, body, 0, false)
+}
+
+// maxDocLinks caps the links sent with one document (pp/ds_send_links).
+const maxDocLinks = 1000
+
+// docLinks returns the hyperlinks extracted from a stored document, as
+// the crawl step extracts them (link_extraction), resolved to absolute
+// URIs and normalized as the crawl normalizes URIs, each once, in document order, at most maxDocLinks: what
+// pp/ds_send_links sends to the indexing engine with the document. Links
+// are sent whether or not the crawl follows them (screening, nofollow).
+func docLinks(s *Settings, rec *store.URIRecord, body []byte) []string {
+	u, err := url.Parse(rec.URI)
+	if err != nil || len(body) == 0 {
+		return nil
+	}
+	res := extract.Extract(body, extract.Options{Kinds: s.Kinds, AgentName: s.AgentToken, ContentType: rec.ContentType, MaxLinks: maxDocLinks})
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range res.Links {
+		t, err := res.Resolve(u, l.URL)
+		if err != nil {
+			continue
+		}
+		nu, err := s.Normalizer.Normalize(t.String(), nil)
+		if err != nil {
+			continue
+		}
+		v := nu.String()
+		if seen[v] || !utf8.ValidString(v) {
+			continue
+		}
+		seen[v] = true
+		out = append(out, v)
+	}
+	return out
 }
 
 // noIndex reports whether a stored document carries a robots META noindex

@@ -431,7 +431,7 @@ func (m *Machine) updateCollection(c *collection, cc *config.Collection, now tim
 	// configuration no longer pauses (or no longer has) forgets it, so
 	// that pausing it again in a later configuration pauses it.
 	if len(c.feeding.Resumed) > 0 {
-		ts, _ := feed.Targets(cc.Name, s.Eff.Feeding())
+		ts, _ := collTargets(cc.Name, s.Eff.Feeding(), s.DSPaused)
 		keep := map[string]bool{}
 		for _, t := range ts {
 			if t.Paused && c.feeding.Resumed[t.Name] {
@@ -897,7 +897,7 @@ func (m *Machine) feedingSuspend(c *collection, x *cmt.AdmConfFeedingSuspend) {
 // targets returns c's content destinations (nil when its feeding section
 // does not compile: setting the collection up has reported that).
 func (c *collection) targets() []feed.Target {
-	ts, err := feed.Targets(c.s.Name, c.s.Eff.Feeding())
+	ts, err := collTargets(c.s.Name, c.s.Eff.Feeding(), c.s.DSPaused)
 	if err != nil {
 		return nil
 	}
