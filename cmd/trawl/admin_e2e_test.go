@@ -79,7 +79,14 @@ func startCrawler(t *testing.T, hosts, pages int, extra ...string) *crawlerUnder
 	if err := os.WriteFile(cfg, x.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := &crawlerUnderTest{farm: farm, data: filepath.Join(dir, "data"), config: cfg, stderr: &e2eBuffer{}, stdout: &e2eBuffer{}, done: make(chan int, 1)}
+	return startRun(t, farm, cfg, hostsFile, filepath.Join(dir, "data"), extra...)
+}
+
+// startRun starts `trawl run` in this process on farm with the crawl
+// configuration cfg, and waits until it listens.
+func startRun(t *testing.T, farm *webfarm.Farm, cfg, hostsFile, data string, extra ...string) *crawlerUnderTest {
+	t.Helper()
+	c := &crawlerUnderTest{farm: farm, data: data, config: cfg, stderr: &e2eBuffer{}, stdout: &e2eBuffer{}, done: make(chan int, 1)}
 	rctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	args := append([]string{"run", "--config", cfg, "--hosts-file", hostsFile, "--data", c.data,

@@ -1020,6 +1020,11 @@ func (a *crawlAdmin) feeding(ctx context.Context, coll, dest string, suspend boo
 		a.colls[coll] = ac
 	}
 	off := ac.feedingOff[dest] || (dest != "" && ac.feedingOff[""])
+	if dest == "" && !suspend {
+		// Resuming every destination resumes any suspended one (or one
+		// the configuration pauses).
+		off = len(ac.feedingOff) > 0
+	}
 	a.mu.Unlock()
 	if off == suspend {
 		if suspend {

@@ -45,9 +45,10 @@ func TestConfigCheckExamples(t *testing.T) {
 			t.Errorf("missing %q in\n%s", want, out)
 		}
 	}
-	// Example 3.2 sets 14 parameters the crawl does not honour (the log
-	// section but scheduler, umlogs and mufilter are honoured now).
-	if !strings.Contains(errOut, "warning: "+examples+"3.2-typical.xml: collection default_example: 14 parameter(s) set here are not honoured by the crawl yet (first: cachesize/aliases at line 14; -v lists them)") {
+	// Example 3.2 sets 12 parameters the crawl does not honour (the log
+	// section but scheduler, umlogs, mufilter, pp's ds_paused and
+	// ds_send_links are honoured now).
+	if !strings.Contains(errOut, "warning: "+examples+"3.2-typical.xml: collection default_example: 12 parameter(s) set here are not honoured by the crawl yet (first: cachesize/aliases at line 14; -v lists them)") {
 		t.Errorf("no honoured warning:\n%s", errOut)
 	}
 }
@@ -58,7 +59,7 @@ func TestConfigCheckErrors(t *testing.T) {
 	src := `<CrawlerConfig>
 <DomainSpecification name="sp">
 <attrib name="dealy" type="real">10</attrib>
-<section name="pp"><attrib name="ds_paused" type="boolean">true</attrib></section>
+<section name="ppdup"><attrib name="compact" type="boolean">true</attrib></section>
 <section name="include_uris"><attrib name="file" type="list-string"><member>rules.txt</member></attrib></section>
 </DomainSpecification>
 </CrawlerConfig>
@@ -72,7 +73,7 @@ func TestConfigCheckErrors(t *testing.T) {
 		t.Errorf("stdout: %q", out)
 	}
 	want := f + `:3: collection sp: parameter dealy: unknown parameter (did you mean "delay"?)
-` + f + `:4: collection sp: parameter pp/ds_paused: invalid boolean "true" (want yes or no)
+` + f + `:4: collection sp: parameter ppdup/compact: invalid boolean "true" (want yes or no)
 ` + f + `:5: collection sp: parameter include_uris/file: rule file "rules.txt": no such file or directory
 ` + examples + `3.11-post-payload.orig.xml:6: XML syntax error: invalid character entity &variableB (no semicolon) (write a literal & as &amp;)
 `
@@ -87,7 +88,7 @@ func TestConfigCheckErrors(t *testing.T) {
 	if code != 0 || out != f+": collection sp: 0 start URIs, 1 include rule, delay 10s\n" {
 		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	if !strings.Contains(errOut, f+":4: collection sp: parameter pp/ds_paused: not honoured by the crawl yet") {
+	if !strings.Contains(errOut, f+":4: collection sp: parameter ppdup/compact: not honoured by the crawl yet") {
 		t.Errorf("-v should list unhonoured parameters:\n%s", errOut)
 	}
 }

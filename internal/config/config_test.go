@@ -467,7 +467,7 @@ func TestWarnings(t *testing.T) {
 <attrib name="delay" type="real">1</attrib>
 <attrib name="html_redir_is_redir" type="boolean">no</attrib>
 <attrib name="hmtl_redir_threshold" type="integer">5</attrib>
-<section name="pp"><attrib name="ds_paused" type="boolean">yes</attrib></section>
+<section name="ppdup"><attrib name="compact" type="boolean">yes</attrib></section>
 <section name="storage"><attrib name="clusters" type="integer">4</attrib></section>
 </DomainSpecification></CrawlerConfig>`
 	cfg, err := Parse("w.xml", []byte(src), nil)
@@ -480,7 +480,7 @@ func TestWarnings(t *testing.T) {
 	}
 	want := []string{
 		"w.xml:5: collection c: parameter html_redir_thresh: has no effect: html_redir_is_redir is no",
-		"w.xml:6: collection c: parameter pp/ds_paused: not honoured by the crawl yet",
+		"w.xml:6: collection c: parameter ppdup/compact: not honoured by the crawl yet",
 		"w.xml:7: collection c: parameter storage/clusters: accepted and ignored: the Pebble crawl store is one database, not split into storage clusters (docs/decisions.md)",
 	}
 	if d := cmp.Diff(want, got); d != "" {

@@ -295,6 +295,11 @@ var honouredParams = []string{
 	// TestCrawlLogs, TestCrawlLogsNoneAndUMLogs); mufilter is the
 	// multinode scheduler's (internal/multinode TestMufilter).
 	"log/fetch", "log/postprocess", "log/header", "log/screened", "log/dsfeed", "log/site", "umlogs", "mufilter",
+	// Content destinations: internal/feed (Targets, Feeder) and
+	// internal/nodesched/feeding.go (cmd/trawl TestRunFeedingDestinations).
+	"feeding/*/collection", "feeding/*/paused", "feeding/*/primary",
+	// internal/nodesched/feeding.go (cmd/trawl TestRunPostProcessing).
+	"pp/ds_paused", "pp/ds_send_links",
 }
 
 // honouredSubParams are the rows of a subcollection (SubDomain) the crawl

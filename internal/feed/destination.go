@@ -99,5 +99,6 @@ func IndexOp(op Operation) (index.Op, error) {
 	out.Doc.MIME = op.MIME
 	out.Doc.Modified = op.Meta.LastModified
 	out.Doc.Language = op.Meta.Language
+	out.Doc.Links = op.Links
 	return out, nil
 }

@@ -88,7 +88,10 @@ type Operation struct {
 	Text    string
 	// Anchors is the anchor text of links pointing to the document.
 	Anchors []string
-	Meta    Metadata
+	// Links are the hyperlinks extracted from the document, as absolute
+	// URIs (MS-FSCCFG pp/ds_send_links; nil when not asked for).
+	Links []string
+	Meta  Metadata
 }
 
 // Size is the approximate size of op in memory, for batch byte limits.
@@ -97,6 +100,9 @@ func (op *Operation) Size() int {
 		len(op.Content) + len(op.Text) + len(op.Meta.Checksum) + len(op.Meta.Language) + len(op.Meta.Description) + len(op.Meta.Extraction)
 	for _, a := range op.Anchors {
 		n += len(a) + 8
+	}
+	for _, l := range op.Links {
+		n += len(l) + 8
 	}
 	for _, h := range op.Meta.Headers {
 		n += len(h.Name) + len(h.Value) + 16
@@ -108,12 +114,15 @@ func (op *Operation) Size() int {
 const (
 	// MaxOpBytes caps an encoded operation.
 	MaxOpBytes = 256 << 20
-	// MaxAnchors and MaxHeaders cap the lists of an operation.
+	// MaxAnchors, MaxLinks and MaxHeaders cap the lists of an operation.
 	MaxAnchors = 10000
+	MaxLinks   = 10000
 	MaxHeaders = 1000
 )
 
-const opMagic, opVersion = 'F', 1
+// opVersion 2 adds the links after the extraction; version 1 (no links)
+// is still read.
+const opMagic, opVersion = 'F', 2
 
 // ErrCorrupt is returned when an encoded operation cannot be decoded.
 var ErrCorrupt = errors.New("feed: corrupt operation")
@@ -123,8 +132,8 @@ func (op *Operation) MarshalBinary() ([]byte, error) {
 	if op.Size() > MaxOpBytes {
 		return nil, fmt.Errorf("feed: operation for %q is larger than %d bytes", op.URI, MaxOpBytes)
 	}
-	if len(op.Anchors) > MaxAnchors || len(op.Meta.Headers) > MaxHeaders {
-		return nil, fmt.Errorf("feed: operation for %q has too many anchors or headers", op.URI)
+	if len(op.Anchors) > MaxAnchors || len(op.Links) > MaxLinks || len(op.Meta.Headers) > MaxHeaders {
+		return nil, fmt.Errorf("feed: operation for %q has too many anchors, links or headers", op.URI)
 	}
 	b := make([]byte, 0, op.Size())
 	b = append(b, opMagic, opVersion, byte(op.Kind), byte(op.Priority))
@@ -155,6 +164,10 @@ func (op *Operation) MarshalBinary() ([]byte, error) {
 	b = append(b, op.Meta.Checksum...)
 	for _, s := range []string{op.Meta.Language, op.Meta.Description, op.Meta.Extraction} {
 		b = appendString(b, s)
+	}
+	b = binary.AppendUvarint(b, uint64(len(op.Links)))
+	for _, l := range op.Links {
+		b = appendString(b, l)
 	}
 	return b, nil
 }
@@ -250,7 +263,8 @@ func (op *Operation) UnmarshalBinary(data []byte) error {
 		return fmt.Errorf("%w: %d bytes", ErrCorrupt, len(data))
 	}
 	d := &decoder{b: data}
-	if d.byte1("magic") != opMagic || d.byte1("version") != opVersion {
+	magic, version := d.byte1("magic"), d.byte1("version")
+	if magic != opMagic || version < 1 || version > opVersion {
 		d.fail("magic or version")
 		return d.err
 	}
@@ -292,6 +306,14 @@ func (op *Operation) UnmarshalBinary(data []byte) error {
 	o.Meta.Language = d.string("language")
 	o.Meta.Description = d.string("description")
 	o.Meta.Extraction = d.string("extraction")
+	if version >= 2 {
+		if n := d.count("links", MaxLinks, 1); n > 0 {
+			o.Links = make([]string, n)
+			for i := range o.Links {
+				o.Links[i] = d.string("link")
+			}
+		}
+	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("trailing bytes")
 	}

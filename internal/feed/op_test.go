@@ -14,6 +14,7 @@ func fullOp() Operation {
 		URI: "http://www.contoso.com/news/1.html", MIME: "text/html; charset=utf-8", Title: "News ☃",
 		Content: []byte("<html><title>News</title>hello</html>"), Text: "hello",
 		Anchors: []string{"latest news", "news"},
+		Links:   []string{"http://www.contoso.com/", "http://www.contoso.com/news/2.html"},
 		Meta: Metadata{
 			Headers:      []Header{{"Content-Type", "text/html"}, {"ETag", `"x"`}},
 			LastModified: time.Date(2024, 1, 2, 3, 4, 5, 6, time.UTC),
@@ -49,6 +50,29 @@ func TestOperationRoundTrip(t *testing.T) {
 	}
 }
 
+// TestOperationDecodeVersion1 reads an operation as version 1 wrote it
+// (no links after the extraction): outboxes written before links keep
+// their operations.
+func TestOperationDecodeVersion1(t *testing.T) {
+	op := fullOp()
+	op.Links = nil
+	b, err := op.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := append([]byte{'F', 1}, b[2:len(b)-1]...) // without uvarint(0 links)
+	var got Operation
+	if err := got.UnmarshalBinary(v1); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(op, got); diff != "" {
+		t.Errorf("version 1 (-want +got):\n%s", diff)
+	}
+	if err := got.UnmarshalBinary(append(v1, 0)); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("version 1 with a links count: %v, want ErrCorrupt", err)
+	}
+}
+
 func TestOperationDecodeErrors(t *testing.T) {
 	fo := fullOp()
 	good, err := fo.MarshalBinary()
@@ -67,6 +91,7 @@ func TestOperationDecodeErrors(t *testing.T) {
 		{"truncated", good[:len(good)-3]},
 		{"trailing", append(append([]byte(nil), good...), 0)},
 		{"huge length", []byte{'F', 1, 1, 0, 1, 0xff, 0xff, 0xff, 0xff, 0x0f}},
+		{"huge link count", append(append([]byte(nil), good[:len(good)-len(fo.Links[0])-len(fo.Links[1])-3]...), 0xff, 0xff, 0x03)},
 		{"huge anchor count", append([]byte{'F', 1, 1, 0, 1, 1, 'd', 0, 1, 'u', 0, 0, 0, 0, 0xff, 0xff, 0x03}, make([]byte, 20)...)},
 	}
 	for _, tt := range tests {

@@ -38,6 +38,12 @@ const (
 	FieldCollection = "collection"
 	FieldLang       = "lang"
 	FieldRank       = "rank"
+	// FieldLinks, FieldDuplicates and FieldRedirects are the URIs a
+	// crawler reports with a document (MS-FSCCFG pp/ds_send_links and
+	// pp/ds_meta_info): stored and searchable as exact values.
+	FieldLinks      = "links"
+	FieldDuplicates = "duplicates"
+	FieldRedirects  = "redirects"
 )
 
 // textAnalyzer is the analyzer of the text fields: Unicode word boundaries
@@ -73,6 +79,10 @@ type Doc struct {
 	// Rank is a static rank (link analysis); scores are multiplied by
 	// 1+Rank. Zero by default.
 	Rank float64
+	// Links are the hyperlinks of the document; Duplicates the URIs of
+	// documents with the same content; Redirects the URIs redirected to
+	// it (absolute URIs, as the crawler reports them).
+	Links, Duplicates, Redirects []string
 }
 
 // Op is one operation for Apply: an add or update (Remove false) replaces the
@@ -211,6 +221,11 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	rank := bleve.NewNumericFieldMapping()
 	rank.IncludeInAll = false
 	dm.AddFieldMappingsAt(FieldRank, rank)
+	for _, f := range []string{FieldLinks, FieldDuplicates, FieldRedirects} {
+		m := kw(true)
+		m.DocValues = false
+		dm.AddFieldMappingsAt(f, m)
+	}
 	im.DefaultMapping = dm
 	im.DefaultAnalyzer = textAnalyzer
 	im.StoreDynamic = false
@@ -380,6 +395,11 @@ func fields(d Doc) map[string]interface{} {
 	if !d.Modified.IsZero() {
 		m[FieldModified] = d.Modified.UTC()
 	}
+	for f, v := range map[string][]string{FieldLinks: d.Links, FieldDuplicates: d.Duplicates, FieldRedirects: d.Redirects} {
+		if len(v) > 0 {
+			m[f] = v
+		}
+	}
 	return m
 }
 
@@ -478,6 +498,7 @@ type Stored struct {
 	URL, Collection, Title, Body, MIME, Type, Site, Language string
 	Modified                                                 time.Time
 	Rank                                                     float64
+	Links, Duplicates, Redirects                             []string
 	// Version is the last version applied to the document (also after a
 	// remove, when Found is false).
 	Version uint64
@@ -509,7 +530,25 @@ func (ix *Index) Lookup(ctx context.Context, collection, rawURL string) (Stored,
 	st.Site, st.Language = str(f[FieldSite]), str(f[FieldLang])
 	st.Modified = date(f[FieldModified])
 	st.Rank = num(f[FieldRank])
+	st.Links, st.Duplicates, st.Redirects = strs(f[FieldLinks]), strs(f[FieldDuplicates]), strs(f[FieldRedirects])
 	return st, nil
+}
+
+// strs returns a stored field of one or more strings.
+func strs(v interface{}) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case []interface{}:
+		out := make([]string, 0, len(x))
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 func str(v interface{}) string {

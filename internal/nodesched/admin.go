@@ -2,6 +2,8 @@ package nodesched
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"mime"
 	"sort"
@@ -295,8 +297,14 @@ func (d *Driver) SiteStats() map[string]map[string]Counters {
 // (synced) when they change and read back when the collection is set up
 // again, before it queues or feeds anything:
 //
-//	'm' "adm/f/" lp(collection) -> 0x01 if every destination is
-//	                               suspended, then lp(destination)...
+//	'm' "adm/f/" lp(collection) -> flags, then lp(destination)... (the
+//	                               suspended ones); flags 0x01: every
+//	                               destination is suspended; flags 0x02:
+//	                               the suspended destinations are preceded
+//	                               by their uvarint count and followed by
+//	                               lp(destination)... (the ones the
+//	                               configuration pauses and an
+//	                               administrator resumed)
 //	'm' "adm/r/" lp(collection) -> present while refresh-only is on
 //	'm' "adm/s/" lp(collection) -> the suspended state (one byte, MS-FSCMT
 //	                               2.2.5.4) while crawling is suspended
@@ -314,20 +322,8 @@ func (m *Machine) saveAdminModes(c *collection) error {
 	b := m.st.NewBatch()
 	fk, rk := admKey(admFeedingPrefix, c.s.Name), admKey(admRefreshOnlyPrefix, c.s.Name)
 	var err error
-	if c.feeding.All || len(c.feeding.Destinations) > 0 {
-		v := []byte{0}
-		if c.feeding.All {
-			v[0] = 1
-		}
-		dests := make([]string, 0, len(c.feeding.Destinations))
-		for d := range c.feeding.Destinations {
-			dests = append(dests, d)
-		}
-		sort.Strings(dests)
-		for _, d := range dests {
-			v = store.AppendLP(v, d)
-		}
-		err = b.SetRaw(store.SpaceMeta, fk, v)
+	if c.feeding.All || len(c.feeding.Destinations) > 0 || len(c.feeding.Resumed) > 0 {
+		err = b.SetRaw(store.SpaceMeta, fk, encodeFeedingState(c.feeding))
 	} else {
 		err = b.DeleteRaw(store.SpaceMeta, fk)
 	}
@@ -343,6 +339,69 @@ func (m *Machine) saveAdminModes(c *collection) error {
 	return b.CommitSync()
 }
 
+// Flags of a saved feeding state.
+const (
+	feedingAll     = 0x01
+	feedingResumed = 0x02
+)
+
+// encodeFeedingState encodes a feeding state as saved under "adm/f/".
+func encodeFeedingState(st FeedingState) []byte {
+	v := []byte{0}
+	if st.All {
+		v[0] |= feedingAll
+	}
+	if len(st.Resumed) > 0 {
+		v[0] |= feedingResumed
+		v = binary.AppendUvarint(v, uint64(len(st.Destinations)))
+	}
+	for _, d := range sortedKeys(st.Destinations) {
+		v = store.AppendLP(v, d)
+	}
+	for _, d := range sortedKeys(st.Resumed) {
+		v = store.AppendLP(v, d)
+	}
+	return v
+}
+
+// decodeFeedingState decodes encodeFeedingState's output (and the older
+// form without flag 0x02). Every count is checked against the bytes left.
+func decodeFeedingState(v []byte) (FeedingState, error) {
+	var st FeedingState
+	if len(v) == 0 {
+		return st, nil
+	}
+	flags, rest := v[0], v[1:]
+	if flags&^(feedingAll|feedingResumed) != 0 {
+		return st, fmt.Errorf("nodesched: bad feeding state flags %#x", flags)
+	}
+	st.All = flags&feedingAll != 0
+	n := uint64(len(rest)) // every destination takes at least one byte
+	if flags&feedingResumed != 0 {
+		c, k := binary.Uvarint(rest)
+		if k <= 0 || c > uint64(len(rest)-k) {
+			return FeedingState{}, errors.New("nodesched: bad feeding state count")
+		}
+		n, rest = c, rest[k:]
+	}
+	for i := uint64(0); len(rest) > 0; i++ {
+		d, r, err := store.ReadLP(rest)
+		if err != nil {
+			return FeedingState{}, err
+		}
+		rest = r
+		into := &st.Destinations
+		if i >= n {
+			into = &st.Resumed
+		}
+		if *into == nil {
+			*into = map[string]bool{}
+		}
+		(*into)[d] = true
+	}
+	return st, nil
+}
+
 // loadAdminModes reads a collection's saved feeding suspension and
 // refresh-only mode (both off when none was saved).
 func (m *Machine) loadAdminModes(coll string) (FeedingState, bool, error) {
@@ -351,18 +410,9 @@ func (m *Machine) loadAdminModes(coll string) (FeedingState, bool, error) {
 	if err != nil {
 		return st, false, err
 	}
-	if ok && len(v) > 0 {
-		st.All = v[0] == 1
-		for rest := v[1:]; len(rest) > 0; {
-			d, r, err := store.ReadLP(rest)
-			if err != nil {
-				return FeedingState{}, false, fmt.Errorf("nodesched: collection %s: saved feeding state: %w", coll, err)
-			}
-			if st.Destinations == nil {
-				st.Destinations = map[string]bool{}
-			}
-			st.Destinations[d] = true
-			rest = r
+	if ok {
+		if st, err = decodeFeedingState(v); err != nil {
+			return FeedingState{}, false, fmt.Errorf("nodesched: collection %s: saved feeding state: %w", coll, err)
 		}
 	}
 	_, ro, err := m.st.GetRaw(store.SpaceMeta, admKey(admRefreshOnlyPrefix, coll))

@@ -73,9 +73,15 @@ type Settings struct {
 	IfModifiedSince bool
 
 	UseDupServers bool
-	UseMetaCsum   bool
-	CsumCutOff    int
-	HTTPErrors    config.ErrorPolicy
+	// DSPaused is pp/ds_paused: every content destination starts paused
+	// (an administrator resumes them with CollectionResumeFeeding).
+	DSPaused bool
+	// DSSendLinks is pp/ds_send_links: every document is fed with the
+	// hyperlinks extracted from it (feed.Operation.Links).
+	DSSendLinks bool
+	UseMetaCsum bool
+	CsumCutOff  int
+	HTTPErrors  config.ErrorPolicy
 
 	StartURIs []string
 	PPDup     cmt.Collection // the ppdup section only, for PPDUP_SET_CONFIG
@@ -373,6 +379,8 @@ func compileEff(c *config.Collection, eff *config.Effective, env Env) (*Settings
 	s.IfModifiedSince = eff.IfModifiedSince()
 	pp := eff.PP()
 	s.UseDupServers = pp.UseDupservers
+	s.DSPaused = pp.DSPaused
+	s.DSSendLinks = pp.DSSendLinks
 	s.UseMetaCsum = eff.UseMetaCsum()
 	s.CsumCutOff = eff.CsumCutOff()
 	s.HTTPErrors = eff.HTTPErrors()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -333,8 +334,8 @@ func markKey(coll, uri string) []byte { return append(markPrefix(coll), uri...) 
 //
 // st is the collection's suspension, in force before its feeder starts
 // (a suspended collection restored from the store feeds nothing).
-func (f *Feeding) setup(coll string, dests []config.Destination, st FeedingState) (*feedColl, error) {
-	targets, err := feed.Targets(coll, dests)
+func (f *Feeding) setup(coll string, dests []config.Destination, dsPaused bool, st FeedingState) (*feedColl, error) {
+	targets, err := collTargets(coll, dests, dsPaused)
 	if err != nil {
 		return nil, fmt.Errorf("nodesched: collection %s: %w", coll, err)
 	}
@@ -377,6 +378,22 @@ func (f *Feeding) setup(coll string, dests []config.Destination, st FeedingState
 		f.startLocked(fc)
 	}
 	return fc, nil
+}
+
+// collTargets returns the content destinations of a collection (see
+// feed.Targets); pp/ds_paused (MS-FSCCFG 2.2.4.7) pauses every one of
+// them, as paused="yes" in each content destination would.
+func collTargets(coll string, dests []config.Destination, dsPaused bool) ([]feed.Target, error) {
+	ts, err := feed.Targets(coll, dests)
+	if err != nil {
+		return nil, err
+	}
+	if dsPaused {
+		for i := range ts {
+			ts[i].Paused = true
+		}
+	}
+	return ts, nil
 }
 
 func sameTargets(a, b []feed.Target) bool {
@@ -451,30 +468,40 @@ func (f *Feeding) applyState(fc *feedColl) {
 	if fc.feeder == nil {
 		return
 	}
-	// Destinations paused in the configuration stay paused unless the
-	// whole collection is resumed by name.
-	var resume []string
+	// A destination is suspended when the whole collection is, when a
+	// command named it, or when the configuration pauses it and no
+	// administrator resumed it (FeedingState).
+	var suspend, resume []string
 	for _, t := range fc.targets {
-		if !t.Paused {
+		off := fc.state.All || (t.Paused && !fc.state.Resumed[t.Name])
+		for d := range fc.state.Destinations {
+			off = off || targetNamed(t, d)
+		}
+		if off {
+			suspend = append(suspend, t.Name)
+		} else {
 			resume = append(resume, t.Name)
 		}
 	}
 	if len(resume) > 0 {
 		_ = fc.feeder.SetSuspended(false, resume...)
 	}
-	if fc.state.All {
-		_ = fc.feeder.SetSuspended(true)
-		return
+	if len(suspend) > 0 {
+		_ = fc.feeder.SetSuspended(true, suspend...)
 	}
-	var names []string
+	var unknown []string
 	for d := range fc.state.Destinations {
-		names = append(names, d)
-	}
-	sort.Strings(names)
-	if len(names) > 0 {
-		if err := fc.feeder.SetSuspended(true, names...); err != nil {
-			f.log.Warn("nodesched: CMD_ADM_CONF_FEEDING_SUSPEND", "collection", fc.name, "err", err)
+		known := false
+		for _, t := range fc.targets {
+			known = known || targetNamed(t, d)
 		}
+		if !known {
+			unknown = append(unknown, d)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		f.log.Warn("nodesched: CMD_ADM_CONF_FEEDING_SUSPEND names unknown content destinations", "collection", fc.name, "destinations", unknown)
 	}
 }
 
@@ -533,7 +560,7 @@ func (m *Machine) feedSetup(name string, s *Settings, st FeedingState) error {
 	if m.cfg.Feeding == nil {
 		return nil
 	}
-	fc, err := m.cfg.Feeding.setup(name, s.Eff.Feeding(), st)
+	fc, err := m.cfg.Feeding.setup(name, s.Eff.Feeding(), s.DSPaused, st.clone())
 	if fc != nil {
 		fc.dsfeed.Store(s.Logs.On(crawllog.DSFeed))
 	}
@@ -550,7 +577,7 @@ func (m *Machine) takeStepFeed() []feed.Operation {
 // feedSuspended passes a changed CMD_ADM_CONF_FEEDING_SUSPEND state on.
 func (m *Machine) feedSuspended(c *collection) {
 	if m.cfg.Feeding != nil {
-		m.cfg.Feeding.setSuspended(c.s.Name, c.feeding)
+		m.cfg.Feeding.setSuspended(c.s.Name, c.feeding.clone())
 	}
 }
 
@@ -608,6 +635,9 @@ func (m *Machine) feedPresent(c *collection, b *store.Batch, rec *store.URIRecor
 	}
 	op := docOp(rec, body, flags, fed)
 	op.Anchors = m.anchors(c.s.Name, rec.URI)
+	if c.s.DSSendLinks {
+		op.Links = docLinks(c.s, rec, body)
+	}
 	switch { // PPAdded, PPModified (collection counters only)
 	case !fed:
 		c.stats["pp_added"]++
@@ -682,6 +712,41 @@ func (m *Machine) feedDuplicate(c *collection, b *store.Batch, rec *store.URIRec
 		return nil, err
 	}
 	return m.feedPresent(c, b, rec, body, 0, false)
+}
+
+// maxDocLinks caps the links sent with one document (pp/ds_send_links).
+const maxDocLinks = 1000
+
+// docLinks returns the hyperlinks extracted from a stored document, as
+// the crawl step extracts them (link_extraction), resolved to absolute
+// URIs and normalized as the crawl normalizes URIs, each once, in document order, at most maxDocLinks: what
+// pp/ds_send_links sends to the indexing engine with the document. Links
+// are sent whether or not the crawl follows them (screening, nofollow).
+func docLinks(s *Settings, rec *store.URIRecord, body []byte) []string {
+	u, err := url.Parse(rec.URI)
+	if err != nil || len(body) == 0 {
+		return nil
+	}
+	res := extract.Extract(body, extract.Options{Kinds: s.Kinds, AgentName: s.AgentToken, ContentType: rec.ContentType, MaxLinks: maxDocLinks})
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range res.Links {
+		t, err := res.Resolve(u, l.URL)
+		if err != nil {
+			continue
+		}
+		nu, err := s.Normalizer.Normalize(t.String(), nil)
+		if err != nil {
+			continue
+		}
+		v := nu.String()
+		if seen[v] || !utf8.ValidString(v) {
+			continue
+		}
+		seen[v] = true
+		out = append(out, v)
+	}
+	return out
 }
 
 // noIndex reports whether a stored document carries a robots META noindex

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/crawllog"
+	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/frontier"
 	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/urls"
@@ -146,10 +148,29 @@ type dsStatus struct {
 }
 
 // FeedingState is the CMD_ADM_CONF_FEEDING_SUSPEND state of a collection:
-// All suspends every destination; Destinations lists the suspended ones.
+// All suspends every destination; Destinations lists the suspended ones
+// (as the commands named them: a destination name or "default:<content
+// collection>"); Resumed lists the destinations paused in the
+// configuration (feeding paused="yes") that an administrator resumed, by
+// destination name. A destination is suspended when All is set, when
+// Destinations names it, or when the configuration pauses it and Resumed
+// does not list it.
 type FeedingState struct {
 	All          bool
 	Destinations map[string]bool
+	Resumed      map[string]bool
+}
+
+// clone returns a copy of st that shares no map with it.
+func (st FeedingState) clone() FeedingState {
+	out := FeedingState{All: st.All}
+	if len(st.Destinations) > 0 {
+		out.Destinations = maps.Clone(st.Destinations)
+	}
+	if len(st.Resumed) > 0 {
+		out.Resumed = maps.Clone(st.Resumed)
+	}
+	return out
 }
 
 // Reprocess is a CMD_UM_REPROCESS_SITE request waiting for the feeding chain.
@@ -303,12 +324,24 @@ func (m *Machine) State(coll string) cmt.CollectionState {
 	return 0
 }
 
-// Feeding returns a collection's feeding suspension state.
+// Feeding returns a collection's feeding suspension state, as an
+// administrator sees it: Destinations also lists the destinations the
+// configuration pauses and no administrator resumed.
 func (m *Machine) Feeding(coll string) FeedingState {
-	if c := m.colls[coll]; c != nil {
-		return c.feeding
+	c := m.colls[coll]
+	if c == nil {
+		return FeedingState{}
 	}
-	return FeedingState{}
+	st := c.feeding.clone()
+	for _, t := range c.targets() {
+		if t.Paused && !st.Resumed[t.Name] {
+			if st.Destinations == nil {
+				st.Destinations = map[string]bool{}
+			}
+			st.Destinations[t.Name] = true
+		}
+	}
+	return st
 }
 
 // Reprocessing returns the CMD_UM_REPROCESS_SITE requests recorded for coll.
@@ -414,6 +447,28 @@ func (m *Machine) updateCollection(c *collection, cc *config.Collection, now tim
 	}
 	if err := m.openURIDir(cc.Name, s); err != nil { // uridir.go
 		return err
+	}
+	// A resumption of a destination the configuration paused holds while
+	// the configuration keeps pausing it: a destination the new
+	// configuration no longer pauses (or no longer has) forgets it, so
+	// that pausing it again in a later configuration pauses it.
+	if len(c.feeding.Resumed) > 0 {
+		ts, _ := collTargets(cc.Name, s.Eff.Feeding(), s.DSPaused)
+		keep := map[string]bool{}
+		for _, t := range ts {
+			if t.Paused && c.feeding.Resumed[t.Name] {
+				keep[t.Name] = true
+			}
+		}
+		if len(keep) != len(c.feeding.Resumed) {
+			c.feeding.Resumed = keep
+			if len(keep) == 0 {
+				c.feeding.Resumed = nil
+			}
+			if err := m.saveAdminModes(c); err != nil {
+				m.log.Error("nodesched: saving the feeding state; it will not survive a restart", "collection", c.s.Name, "err", err)
+			}
+		}
 	}
 	if err := m.feedSetup(c.s.Name, s, c.feeding); err != nil {
 		return err
@@ -811,9 +866,23 @@ func (m *Machine) confFromWire(name string, cc *cmt.CrawlConfig, add bool, now t
 	return m.AddCollection(parsed, now)
 }
 
+// feedingSuspend applies CMD_ADM_CONF_FEEDING_SUSPEND to c's state. A
+// resumption of every destination ("None") resumes the destinations the
+// configuration pauses too; a resumption by name resumes a paused one by
+// name; a suspension by name takes such a resumption back.
 func (m *Machine) feedingSuspend(c *collection, x *cmt.AdmConfFeedingSuspend) {
 	if x.Destinations == nil {
 		c.feeding = FeedingState{All: x.Suspend}
+		if !x.Suspend {
+			for _, t := range c.targets() {
+				if t.Paused {
+					if c.feeding.Resumed == nil {
+						c.feeding.Resumed = map[string]bool{}
+					}
+					c.feeding.Resumed[t.Name] = true
+				}
+			}
+		}
 		return
 	}
 	if c.feeding.Destinations == nil {
@@ -825,7 +894,36 @@ func (m *Machine) feedingSuspend(c *collection, x *cmt.AdmConfFeedingSuspend) {
 		} else {
 			delete(c.feeding.Destinations, d)
 		}
+		for _, t := range c.targets() {
+			if !t.Paused || !targetNamed(t, d) {
+				continue
+			}
+			if x.Suspend {
+				delete(c.feeding.Resumed, t.Name)
+			} else {
+				if c.feeding.Resumed == nil {
+					c.feeding.Resumed = map[string]bool{}
+				}
+				c.feeding.Resumed[t.Name] = true
+			}
+		}
 	}
+	if len(c.feeding.Destinations) == 0 {
+		c.feeding.Destinations = nil
+	}
+	if len(c.feeding.Resumed) == 0 {
+		c.feeding.Resumed = nil
+	}
+}
+
+// targets returns c's content destinations (nil when its feeding section
+// does not compile: setting the collection up has reported that).
+func (c *collection) targets() []feed.Target {
+	ts, err := collTargets(c.s.Name, c.s.Eff.Feeding(), c.s.DSPaused)
+	if err != nil {
+		return nil
+	}
+	return ts
 }
 
 func (m *Machine) addRoute(x *cmt.UMAddRoute, now time.Time) error {
