@@ -126,8 +126,21 @@ type PersistRoute struct {
 	Collection, Attr, NodeID, Site string
 }
 
-// DropRoutes deletes every route of a removed collection.
+// DropRoutes deletes every route of a removed collection (and its
+// persisted state, PersistState).
 type DropRoutes struct{ Collection string }
+
+// PersistState records a collection's administrative state in the routing
+// database, so that a restarted multinode scheduler keeps a suspension it
+// was told (and sends it to the node schedulers that register): the crawl
+// state (cmt.StateActive when nothing is suspended) and the feeding
+// suspension (FeedAll: every destination; FeedDests: the named ones).
+type PersistState struct {
+	Collection string
+	State      cmt.CollectionState
+	FeedAll    bool
+	FeedDests  []string
+}
 
 // AppendLog appends a line to one of a collection's log files (CMD_UM_LOG).
 type AppendLog struct {
@@ -147,6 +160,7 @@ func (Send) isAction()         {}
 func (CloseConn) isAction()    {}
 func (Lookup) isAction()       {}
 func (PersistRoute) isAction() {}
+func (PersistState) isAction() {}
 func (DropRoutes) isAction()   {}
 func (AppendLog) isAction()    {}
 func (LogLine) isAction()      {}
@@ -320,6 +334,9 @@ type MNS struct {
 	nodes   map[string]ConnID // registered node schedulers
 	seen    map[string]bool   // node ids registered since the machine started
 	colls   map[string]*collection
+	// restored are the persisted states of collections not added yet
+	// (RestoreState); AddCollection applies and forgets them.
+	restored map[string]PersistState
 	routes  map[string]*routeTable
 	dns     map[string]*dnsEntry
 	dnsFIFO []dnsKey
@@ -416,6 +433,32 @@ func (m *MNS) table(coll string) *routeTable {
 
 // RestoreRoute loads a route from the routing database, before the machine
 // starts (no action). site may be empty.
+// sendStateAfterAdd sends a collection's suspensions to a node scheduler
+// that was just sent its CMD_ADM_CONF_ADD. They follow the add at its
+// priority: at their own (high) one they would overtake it and reach a
+// node scheduler that does not have the collection yet.
+func (m *MNS) sendStateAfterAdd(id ConnID, col *collection) {
+	switch col.state {
+	case cmt.StateSuspendedUser, cmt.StateSuspendedDisk, cmt.StateSuspendedDelay:
+		m.sendAfterAdd(id, &cmt.AdmConfSuspend{Collection: col.spec.Name, State: col.state})
+	}
+	if col.feeding.all {
+		m.sendAfterAdd(id, &cmt.AdmConfFeedingSuspend{Collection: col.spec.Name, Suspend: true})
+	} else if len(col.feeding.dests) > 0 {
+		m.sendAfterAdd(id, &cmt.AdmConfFeedingSuspend{Collection: col.spec.Name, Suspend: true, Destinations: col.feeding.sorted()})
+	}
+}
+
+// RestoreState gives the machine a collection state persisted by an
+// earlier run (PersistState); it takes effect when the collection is
+// added. The driver calls it before serving, like RestoreRoute.
+func (m *MNS) RestoreState(st PersistState) {
+	if m.restored == nil {
+		m.restored = map[string]PersistState{}
+	}
+	m.restored[st.Collection] = st
+}
+
 func (m *MNS) RestoreRoute(coll, attr, node, site string) {
 	rt := m.table(coll)
 	if attr != "" && node != "" {
@@ -615,18 +658,7 @@ func (m *MNS) register(c *conn, init *cmt.UMInit, now time.Time) {
 		}
 		col.epoch++
 		m.send(c.id, &cmt.AdmConfAdd{Collection: col.spec.Name, Config: cmt.CrawlConfig{Collections: []cmt.Collection{col.spec.Dict}}, Epoch: col.epoch})
-		// The collection's suspensions follow the CMD_ADM_CONF_ADD at its
-		// priority: at their own (high) one they would overtake it and reach
-		// a node scheduler that does not have the collection yet.
-		switch col.state {
-		case cmt.StateSuspendedUser, cmt.StateSuspendedDisk, cmt.StateSuspendedDelay:
-			m.sendAfterAdd(c.id, &cmt.AdmConfSuspend{Collection: col.spec.Name, State: col.state})
-		}
-		if col.feeding.all {
-			m.sendAfterAdd(c.id, &cmt.AdmConfFeedingSuspend{Collection: col.spec.Name, Suspend: true})
-		} else if len(col.feeding.dests) > 0 {
-			m.sendAfterAdd(c.id, &cmt.AdmConfFeedingSuspend{Collection: col.spec.Name, Suspend: true, Destinations: col.feeding.sorted()})
-		}
+		m.sendStateAfterAdd(c.id, col)
 		if first && !m.cfg.SkipAskRoute {
 			if col.rebuild == nil {
 				col.rebuild = map[string]bool{}
@@ -1135,10 +1167,24 @@ func (m *MNS) AddCollection(spec *CollectionSpec, now time.Time) ([]Action, erro
 	if spec.MuFilter > 0 {
 		col.mufilter = newBloom(spec.MuFilter)
 	}
+	if st, ok := m.restored[spec.Name]; ok {
+		// Suspended before a restart: still suspended.
+		delete(m.restored, spec.Name)
+		if st.State.Valid() && st.State != cmt.StateRemoving {
+			col.state = st.State
+		}
+		if st.FeedAll {
+			col.feeding.apply(true, nil)
+		} else if len(st.FeedDests) > 0 {
+			col.feeding.apply(true, st.FeedDests)
+		}
+		m.logf(slog.LevelInfo, "multinode: collection state restored", "collection", spec.Name, "state", int(col.state), "feeding_suspended_all", col.feeding.all, "feeding_suspended", len(col.feeding.dests))
+	}
 	m.colls[spec.Name] = col
 	for _, n := range m.registered() {
 		col.epoch++
 		m.send(m.nodes[n], &cmt.AdmConfAdd{Collection: spec.Name, Config: cmt.CrawlConfig{Collections: []cmt.Collection{spec.Dict}}, Epoch: col.epoch})
+		m.sendStateAfterAdd(m.nodes[n], col)
 	}
 	m.logf(slog.LevelInfo, "multinode: collection added", "collection", spec.Name, "start_uris", len(spec.StartURIs))
 	for _, raw := range spec.StartURIs {
@@ -1263,6 +1309,7 @@ func (m *MNS) SuspendCollection(name string, state cmt.CollectionState) ([]Actio
 	}
 	col.state = state
 	m.broadcast(&cmt.AdmConfSuspend{Collection: name, State: state})
+	m.persistState(col)
 	return m.flush(), nil
 }
 
@@ -1274,6 +1321,7 @@ func (m *MNS) ResumeCollection(name string) ([]Action, error) {
 	}
 	col.state = cmt.StateActive
 	m.broadcast(&cmt.AdmConfResume{Collection: name})
+	m.persistState(col)
 	return m.flush(), nil
 }
 
@@ -1289,6 +1337,7 @@ func (m *MNS) SetState(name string, state cmt.CollectionState) ([]Action, error)
 	}
 	col.state = state
 	m.broadcast(&cmt.UMConfState{Collection: name, State: state})
+	m.persistState(col)
 	return m.flush(), nil
 }
 
@@ -1324,7 +1373,13 @@ func (m *MNS) SuspendFeeding(name string, suspend bool, dests []string) ([]Actio
 	}
 	col.feeding.apply(suspend, dests)
 	m.broadcast(&cmt.AdmConfFeedingSuspend{Collection: name, Suspend: suspend, Destinations: dests})
+	m.persistState(col)
 	return m.flush(), nil
+}
+
+// persistState asks the driver to record col's administrative state.
+func (m *MNS) persistState(col *collection) {
+	m.out = append(m.out, PersistState{Collection: col.spec.Name, State: col.state, FeedAll: col.feeding.all, FeedDests: col.feeding.sorted()})
 }
 
 // siteTargets returns the connections a site operation goes to: the node

@@ -240,6 +240,9 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	defer l.store.Close()
 	nroutes := 0
+	if err := l.store.LoadStates(l.m.RestoreState); err != nil {
+		return err
+	}
 	if err := l.store.Load(func(r StoredRoute) {
 		nroutes++
 		l.m.RestoreRoute(r.Collection, r.Attr, r.NodeID, r.Site)
@@ -385,7 +388,7 @@ func (s *Server) Run(ctx context.Context) error {
 func hasRouteActions(acts []Action) bool {
 	for _, a := range acts {
 		switch a.(type) {
-		case PersistRoute, DropRoutes:
+		case PersistRoute, DropRoutes, PersistState:
 			return true
 		}
 	}

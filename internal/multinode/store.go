@@ -8,6 +8,8 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
+
+	"github.com/trawl/trawl/internal/cmt"
 )
 
 // RouteStore is the routing database of the multinode scheduler on disk
@@ -16,6 +18,11 @@ import (
 //
 //	"a" collection 0x00 attribute  ->  node id      a routing decision
 //	"s" collection 0x00 site       ->  attribute    a routed crawl site
+//	"c" collection                 ->  state        the collection's suspensions (PersistState)
+//
+// The state value is the crawl state byte, a flag byte (1: feeding of
+// every destination suspended) and the suspended destinations, each
+// followed by a NUL byte.
 //
 // Collection names come from XML and cannot hold a NUL byte. Every write
 // is synced before it returns: a routing decision is announced to the node
@@ -64,6 +71,7 @@ func (s *RouteStore) Close() error { return s.db.Close() }
 
 func attrKey(coll, attr string) []byte { return []byte("a" + coll + "\x00" + attr) }
 func siteKey(coll, site string) []byte { return []byte("s" + coll + "\x00" + site) }
+func stateKey(coll string) []byte      { return []byte("c" + coll) }
 
 // Apply writes the routing actions among acts (PersistRoute, DropRoutes)
 // in one synced batch. Other actions are ignored.
@@ -89,7 +97,22 @@ func (s *RouteStore) Apply(acts []Action) error {
 				}
 				n++
 			}
+		case PersistState:
+			if strings.IndexByte(x.Collection, 0) >= 0 {
+				return errors.New("multinode: collection name with a NUL byte")
+			}
+			if x.State == cmt.StateActive && !x.FeedAll && len(x.FeedDests) == 0 {
+				if err := b.Delete(stateKey(x.Collection), nil); err != nil {
+					return err
+				}
+			} else if err := b.Set(stateKey(x.Collection), encodeState(x), nil); err != nil {
+				return err
+			}
+			n++
 		case DropRoutes:
+			if err := b.Delete(stateKey(x.Collection), nil); err != nil {
+				return err
+			}
 			for _, k := range []string{"a", "s"} {
 				lo := []byte(k + x.Collection + "\x00")
 				hi := []byte(k + x.Collection + "\x01")
@@ -107,6 +130,51 @@ func (s *RouteStore) Apply(acts []Action) error {
 		return fmt.Errorf("multinode: write routing database: %w", err)
 	}
 	return nil
+}
+
+func encodeState(x PersistState) []byte {
+	v := []byte{byte(x.State), 0}
+	if x.FeedAll {
+		v[1] = 1
+	}
+	for _, d := range x.FeedDests {
+		if strings.IndexByte(d, 0) < 0 {
+			v = append(append(v, d...), 0)
+		}
+	}
+	return v
+}
+
+// decodeState reads what encodeState wrote; ok is false for a value that
+// is not one.
+func decodeState(coll string, v []byte) (PersistState, bool) {
+	if len(v) < 2 || v[1] > 1 || (len(v) > 2 && v[len(v)-1] != 0) {
+		return PersistState{}, false
+	}
+	st := PersistState{Collection: coll, State: cmt.CollectionState(v[0]), FeedAll: v[1] == 1}
+	if !st.State.Valid() {
+		return PersistState{}, false
+	}
+	if len(v) > 2 {
+		st.FeedDests = strings.Split(string(v[2:len(v)-1]), "\x00")
+	}
+	return st, true
+}
+
+// LoadStates calls fn for every persisted collection state (PersistState);
+// a record that cannot be read is skipped.
+func (s *RouteStore) LoadStates(fn func(PersistState)) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte("c"), UpperBound: []byte("d")})
+	if err != nil {
+		return fmt.Errorf("multinode: read routing database: %w", err)
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		if st, ok := decodeState(string(it.Key()[1:]), it.Value()); ok {
+			fn(st)
+		}
+	}
+	return it.Error()
 }
 
 // StoredRoute is one record of the routing database.
