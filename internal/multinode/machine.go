@@ -328,24 +328,24 @@ type ipGrant struct {
 // the driver must perform, in order. It is not safe for concurrent use: one
 // goroutine owns it.
 type MNS struct {
-	cfg     Config
-	out     []Action
-	conns   map[ConnID]*conn
-	nodes   map[string]ConnID // registered node schedulers
-	seen    map[string]bool   // node ids registered since the machine started
-	colls   map[string]*collection
+	cfg   Config
+	out   []Action
+	conns map[ConnID]*conn
+	nodes map[string]ConnID // registered node schedulers
+	seen  map[string]bool   // node ids registered since the machine started
+	colls map[string]*collection
 	// restored are the persisted states of collections not added yet
 	// (RestoreState); AddCollection applies and forgets them.
 	restored map[string]PersistState
-	routes  map[string]*routeTable
-	dns     map[string]*dnsEntry
-	dnsFIFO []dnsKey
-	dnsSeq  uint64
-	lookups map[string][]ConnID // lookups in flight, with the connections waiting for a reply
-	ips     map[string]*ipGrant
-	nextKA  time.Time
-	fo      failover        // failure handling (failover.go)
-	busy    map[ConnID]bool // connections whose send queue is full (SetBusy)
+	routes   map[string]*routeTable
+	dns      map[string]*dnsEntry
+	dnsFIFO  []dnsKey
+	dnsSeq   uint64
+	lookups  map[string][]ConnID // lookups in flight, with the connections waiting for a reply
+	ips      map[string]*ipGrant
+	nextKA   time.Time
+	fo       failover        // failure handling (failover.go)
+	busy     map[ConnID]bool // connections whose send queue is full (SetBusy)
 	// dnsStats are the DNS counters (dnsstats.go); dnsSecond and
 	// dnsInSecond count the lookups of the current second.
 	dnsStats    DNSStats
