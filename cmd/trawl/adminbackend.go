@@ -312,8 +312,19 @@ func (a *crawlAdmin) engineCounters(ctx context.Context) (map[string]map[string]
 						sv, ok2 := sp.Value.(marshal.Dict)
 						if ok1 && ok2 {
 							ss[sk] = dictInts(sv)
+							if u, ok := lastURIOf(sv); ok {
+								a.noteLastURI(ci.Name, sk, u)
+							}
 						}
 					}
+				}
+				continue
+			}
+			if k == "last_uri" {
+				// The node schedulers' most recent request (CMD_UM_STAT
+				// carries it; the multinode scheduler keeps the latest).
+				if u, ok := keyString(p.Value); ok && u != "" {
+					a.noteLastURI(ci.Name, "", u)
 				}
 				continue
 			}
@@ -344,6 +355,17 @@ func intOf(v marshal.Value) (int64, bool) {
 		return int64(x), true
 	}
 	return 0, false
+}
+
+// lastURIOf returns a site's last_uri in a statistics dictionary.
+func lastURIOf(d marshal.Dict) (string, bool) {
+	for _, p := range d {
+		if k, ok := keyString(p.Key); ok && k == "last_uri" {
+			u, ok := keyString(p.Value)
+			return u, ok && u != ""
+		}
+	}
+	return "", false
 }
 
 func dictInts(d marshal.Dict) map[string]int64 {

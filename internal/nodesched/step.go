@@ -194,18 +194,31 @@ func (m *Machine) reportStats(c *collection) {
 	fs := c.front.Stats()
 	d = append(d, marshal.Pair{Key: marshal.Str("queued"), Value: marshal.Int(fs.Queued)},
 		marshal.Pair{Key: marshal.Str("active_sites"), Value: marshal.Int(fs.ActiveSites)})
-	if sd := c.siteDeltas(); len(sd) > 0 {
+	if c.lastURI != "" {
+		d = append(d, marshal.Pair{Key: marshal.Str("last_uri"), Value: marshal.Str(c.lastURI)})
+	}
+	sd := c.siteDeltas()
+	for site := range c.siteLast {
+		if sd[site] == nil {
+			sd[site] = Counters{}
+		}
+	}
+	if len(sd) > 0 {
 		sites := make(marshal.Dict, 0, len(sd))
 		for _, site := range sortedKeys(sd) {
 			cs := sd[site]
-			sub := make(marshal.Dict, 0, len(cs))
+			sub := make(marshal.Dict, 0, len(cs)+1)
 			for _, k := range sortedKeys(cs) {
 				sub = append(sub, marshal.Pair{Key: marshal.Str(k), Value: marshal.Int(cs[k])})
+			}
+			if u := c.siteLast[site]; u != "" {
+				sub = append(sub, marshal.Pair{Key: marshal.Str("last_uri"), Value: marshal.Str(u)})
 			}
 			sites = append(sites, marshal.Pair{Key: marshal.Str(site), Value: sub})
 		}
 		d = append(d, marshal.Pair{Key: marshal.Str("sites"), Value: sites})
 	}
+	c.lastURI, c.siteLast = "", nil
 	c.reported = c.stats.clone()
 	m.send(MNS, &cmt.UMStat{Collection: c.s.Name, Stats: d})
 }
@@ -302,6 +315,13 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 	}
 	c.setCur(j.Fetch.Site)
 	defer c.clearCur()
+	if o.Skipped == "" {
+		c.lastURI = j.Fetch.URI
+		if c.siteLast == nil {
+			c.siteLast = map[string]string{}
+		}
+		c.siteLast[j.Fetch.Site] = j.Fetch.URI
+	}
 	if o.RobotsFresh {
 		if o.RobotsFailed == nil { // no response: counted as its error (accessFailures)
 			c.count("robots_fetched", 1)

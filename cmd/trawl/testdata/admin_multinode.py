@@ -135,6 +135,19 @@ st = mns.CollectionGetStatistics2("mc")
 check(st[0] == 1 and isinstance(st[1], dict) and "cur" in st[1], "CollectionGetStatistics2 -> [1, {cur, ...}]")
 cur = st[1]["cur"]
 check(0 < cur["Downloaded"] <= farm("/total"), "Downloaded %d within the farm's %d requests" % (cur["Downloaded"], farm("/total")))
+# LastUri (a discrete attribute of CollectionGetStatistics) travels in the
+# node's CMD_UM_STAT (last_uri) to the multinode scheduler.
+def last_uri():
+    d = marshal.loads(mns.CollectionGetStatistics("mc").data)
+    rec = d[b"mc"][1][b"cOmPIEtE"]
+    for attr, v in rec.get(b"discrete", []):
+        if attr == b"LastUri":
+            val = v[0] if isinstance(v, (list, tuple)) else v
+            return val.decode() if isinstance(val, bytes) else str(val)
+    return ""
+wait(lambda: last_uri().startswith("http"), "LastUri on the multinode scheduler", timeout=30)
+lu = last_uri()
+check(farm("/count", lu) > 0, "LastUri %r is a URI the farm served" % lu)
 b = mns.CollectionGetStatistics("mc")
 check(isinstance(b, xc.Binary), "CollectionGetStatistics -> base64")
 d = marshal.loads(b.data)
