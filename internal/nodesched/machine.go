@@ -181,7 +181,7 @@ type Reprocess struct {
 }
 
 type collection struct {
-	s        *Settings
+	s *Settings
 	// lastURI and siteLast are the most recent URIs requested (of the
 	// collection, of each site) since the last CMD_UM_STAT, which carries
 	// them as last_uri (MS-FSCADM LastUri on the multinode scheduler).
