@@ -264,8 +264,8 @@ func (s *Server) Run(ctx context.Context) error {
 
 	// The collections' log files: one writer goroutine behind a bounded
 	// queue, so that a slow or full disk costs log lines, never the event
-	// loop. It stops last (deferred first), so that it writes what the
-	// loop queued until it stopped.
+	// loop. It stops when Run returns, after the loop has stopped, so
+	// that it writes every line the loop queued.
 	if s.Data != "" {
 		lc := s.Logs
 		lc.Dir, lc.Logger = filepath.Join(s.Data, logsDirName), l.log
