@@ -21,10 +21,25 @@
 //   - Server is the driver: a TCP listener for node schedulers (by default on
 //     the base port + 1, 13001), one reader goroutine per connection feeding
 //     one event loop that owns the MNS, bounded DNS workers, the route store,
-//     the collection log files, and Go methods for the administrative
-//     operations that are safe to call from any goroutine. Attach adds an
-//     in-memory connection (cmt.Pipe), so that `trawl run` uses the same code
-//     path as a distributed setup.
+//     a writer of the collection log files, and Go methods for the
+//     administrative operations that are safe to call from any goroutine.
+//     Attach adds an in-memory connection (cmt.Pipe), so that `trawl run`
+//     uses the same code path as a distributed setup.
+//
+// # Collection logs
+//
+// The log lines node schedulers send in CMD_UM_LOG (umlogs) go to
+// Data/logs/<collection, path-escaped>/{site,screened,schedule,fetch}.log
+// (LogFilePath), the layout of a node scheduler's own logs. The event loop
+// never touches those files: it hands each line to package crawllog's
+// writer, whose bounded queue drops and counts a line when the disk cannot
+// keep up (a WARN at every power of two; Server.LogsDropped, and each
+// collection's CollectionCounts.LogsDropped), and which flushes every
+// second and when Run stops, cuts lines over 64 KiB and rotates a file at
+// 64 MiB keeping 3 old copies (Server.Logs tunes it). A log file code
+// other than the four of MS-FSCMT 2.2.4.8 is ignored, and a collection
+// name that cannot name one directory below Data/logs is dropped, so no
+// name a peer sends reaches a file outside it.
 //
 // # Routing
 //

@@ -6,9 +6,11 @@ import (
 	"log/slog"
 	"net/netip"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/marshal"
 )
 
@@ -143,6 +145,8 @@ type PersistState struct {
 }
 
 // AppendLog appends a line to one of a collection's log files (CMD_UM_LOG).
+// File is one of the four codes of MS-FSCMT 2.2.4.8 and Text one line
+// (no line break or other control character).
 type AppendLog struct {
 	Collection string
 	File       cmt.LogFile
@@ -300,6 +304,12 @@ type CollectionCounts struct {
 	Filtered  uint64 // entries dropped by the mufilter
 	Dropped   uint64 // entries dropped: queue full, or no crawl site
 	Routed    uint64 // new sites routed
+	// LogLines counts the CMD_UM_LOG lines accepted for the collection's
+	// log files; LogsDropped those of them the driver could not write
+	// (the log writer's queue was full, or the collection's name cannot
+	// name a directory), as it reports them with LogDropped.
+	LogLines    uint64
+	LogsDropped uint64
 }
 
 // routeTable is a collection's routing database in memory.
@@ -880,7 +890,19 @@ func (m *MNS) logIn(c *conn, x *cmt.UMLog) {
 		m.logf(slog.LevelWarn, "multinode: log line for an unknown log file ignored", "node", c.nodeID, "collection", x.Collection, "file", string(x.File))
 		return
 	}
-	m.out = append(m.out, AppendLog{Collection: x.Collection, File: x.File, Text: x.Text})
+	col.counts.LogLines++
+	// One event, one line: a trailing line break is dropped and any other
+	// control character becomes a space, so that a peer cannot break the
+	// line structure of the file.
+	m.out = append(m.out, AppendLog{Collection: x.Collection, File: x.File, Text: crawllog.OneLine(strings.TrimRight(x.Text, "\r\n"))})
+}
+
+// LogDropped records that the driver dropped a log line of collection
+// coll (an AppendLog it could not write). It has no actions.
+func (m *MNS) LogDropped(coll string) {
+	if col := m.colls[coll]; col != nil {
+		col.counts.LogsDropped++
+	}
 }
 
 // routesIn handles the multinode-scheduler-bound CMD_UM_ADD_ROUTE

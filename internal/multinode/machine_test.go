@@ -938,6 +938,22 @@ func TestLogAndUnknownMessages(t *testing.T) {
 	if acts := h.recv("n1", &cmt.UMLog{Collection: "nope", File: cmt.LogSite, Text: "x"}); len(actionsOf[AppendLog](acts)) != 0 {
 		t.Error("log for unknown collection accepted")
 	}
+	for _, f := range []cmt.LogFile{"../../x", "/etc/passwd", "fetch.log", ""} {
+		if acts := h.recv("n1", &cmt.UMLog{Collection: "c", File: f, Text: "x"}); len(actionsOf[AppendLog](acts)) != 0 {
+			t.Errorf("log file %q accepted", f)
+		}
+	}
+	// One message, one line: the trailing line break goes, the others
+	// become spaces.
+	acts = h.recv("n1", &cmt.UMLog{Collection: "c", File: cmt.LogSite, Text: "a\nb\r\tc\r\n"})
+	if diff := cmp.Diff([]AppendLog{{Collection: "c", File: "si", Text: "a b  c"}}, actionsOf[AppendLog](acts)); diff != "" {
+		t.Errorf("multi-line log (-want +got):\n%s", diff)
+	}
+	h.m.LogDropped("c")
+	h.m.LogDropped("nope")
+	if ci, _ := h.m.Collection("c"); ci.Counts.LogLines != 2 || ci.Counts.LogsDropped != 1 {
+		t.Errorf("log lines %d, dropped %d; want 2, 1", ci.Counts.LogLines, ci.Counts.LogsDropped)
+	}
 	// Messages the multinode scheduler does not handle are ignored.
 	if acts := h.recv("n1", &cmt.PPDUPKeepalive{}); len(actionsOf[Send](acts))+len(actionsOf[CloseConn](acts)) != 0 {
 		t.Errorf("PPDUP message handled: %v", acts)

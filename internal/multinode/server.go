@@ -8,16 +8,17 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/marshal"
 )
 
@@ -33,7 +34,6 @@ const (
 	defaultSendQueue   = 1 << 14
 	maxPendingLookups  = 1 << 16
 	eventQueue         = 1024
-	maxOpenLogFiles    = 256
 	logFileMode        = 0o644
 	logDirMode         = 0o755
 	routesDirName      = "routes"
@@ -48,6 +48,10 @@ const (
 	// flushEvery is how often held messages are retried while a send
 	// queue is full.
 	flushEvery = 10 * time.Millisecond
+	// logStopWait bounds how long Run waits, when it stops, for the log
+	// writer to write what is queued: a disk that hangs must not hang the
+	// process's shutdown.
+	logStopWait = 30 * time.Second
 )
 
 // ErrServerClosed is returned by the methods of a Server that is not
@@ -70,9 +74,16 @@ type Server struct {
 	Listener net.Listener
 	// Data is the directory of the multinode scheduler's state: the
 	// routing database (Data/routes) and the collections' log files
-	// (Data/logs/<collection>/<file>.log). Empty keeps routes in memory and
-	// sends log lines to Logger.
+	// (Data/logs/<collection>/<file>.log, see LogFilePath). Empty keeps
+	// routes in memory and sends log lines to Logger.
 	Data string
+	// Logs tunes the writer of the collections' log files (package
+	// crawllog): the size past which a file is rotated and the copies
+	// kept (64 MiB and 3 by default), the queue of lines waiting for the
+	// disk (16,384; a line that finds it full is dropped and counted), how
+	// often lines are flushed, and how a file is opened. Dir and Logger
+	// are the server's (Data/logs, Logger).
+	Logs crawllog.Config
 	// Resolver resolves host names. Nil: HostsFile if set, else the
 	// system resolver.
 	Resolver Resolver
@@ -122,6 +133,11 @@ type Server struct {
 	idMu    sync.Mutex
 	// wire counts the built-in resolver's DNS traffic (dnsstats.go).
 	wire dnsWire
+	// clogs writes the collections' log files while Run runs;
+	// logsRefused counts the lines whose collection cannot name a
+	// directory.
+	clogs       atomic.Pointer[crawllog.Logs]
+	logsRefused atomic.Uint64
 }
 
 type eventKind uint8
@@ -196,7 +212,7 @@ type loop struct {
 	conns   map[ConnID]*peer
 	full    map[ConnID]*peer // connections with held messages
 	pending []string         // lookups waiting for a worker
-	logs    map[string]*os.File
+	clogs   *crawllog.Logs   // nil without Data
 	ln      net.Listener
 	wg      sync.WaitGroup
 	fatal   error
@@ -222,8 +238,7 @@ func (s *Server) Run(ctx context.Context) error {
 	defer close(s.stopped)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	l := &loop{s: s, ctx: ctx, m: New(s.Config), log: s.logger(), conns: map[ConnID]*peer{}, full: map[ConnID]*peer{}, logs: map[string]*os.File{}}
-	defer l.closeLogs()
+	l := &loop{s: s, ctx: ctx, m: New(s.Config), log: s.logger(), conns: map[ConnID]*peer{}, full: map[ConnID]*peer{}}
 
 	// The routing database.
 	var err error
@@ -248,6 +263,35 @@ func (s *Server) Run(ctx context.Context) error {
 		l.m.RestoreRoute(r.Collection, r.Attr, r.NodeID, r.Site)
 	}); err != nil {
 		return err
+	}
+
+	// The collections' log files: one writer goroutine behind a bounded
+	// queue, so that a slow or full disk costs log lines, never the event
+	// loop. It stops when Run returns, after the loop has stopped, so
+	// that it writes every line the loop queued.
+	if s.Data != "" {
+		lc := s.Logs
+		lc.Dir, lc.Logger = filepath.Join(s.Data, logsDirName), l.log
+		l.clogs = crawllog.New(lc)
+		s.clogs.Store(l.clogs)
+		lctx, lcancel := context.WithCancel(context.Background())
+		ldone := make(chan struct{})
+		go func() {
+			defer close(ldone)
+			if err := l.clogs.Run(lctx); err != nil {
+				l.log.Warn("multinode: writing the collection logs failed", "err", err)
+			}
+		}()
+		defer func() {
+			lcancel()
+			t := time.NewTimer(logStopWait)
+			defer t.Stop()
+			select {
+			case <-ldone:
+			case <-t.C:
+				l.log.Error("multinode: the collection log writer did not stop, its last lines may be lost", "waited", logStopWait.String())
+			}
+		}()
 	}
 
 	// The resolver.
@@ -689,67 +733,52 @@ func (l *loop) closePeer(id ConnID, reason string) {
 	l.apply(l.m.Disconnect(id, l.s.now()))
 }
 
-var logFileNames = map[cmt.LogFile]string{
-	cmt.LogSite:     "site.log",
-	cmt.LogScreened: "screened.log",
-	cmt.LogSchedule: "schedule.log",
-	cmt.LogFetch:    "fetch.log",
-}
-
 // LogFilePath returns where the multinode scheduler under data appends a
 // collection's log lines (CMD_UM_LOG): data/logs/<collection>/<file>.log,
-// the collection name path-escaped.
+// the collection name path-escaped (so a "/" stays inside the name), the
+// file one of site.log, screened.log, schedule.log and fetch.log (package
+// crawllog's names). A file code other than the four of MS-FSCMT 2.2.4.8,
+// and a collection named "", "." or "..", are errors: no name a peer sends
+// leads out of data/logs.
 func LogFilePath(data, coll string, f cmt.LogFile) (string, error) {
-	name, ok := logFileNames[f]
+	k, ok := crawllog.KindOf(f)
 	if !ok {
 		return "", fmt.Errorf("multinode: unknown log file %q", string(f))
 	}
-	dir := url.PathEscape(coll)
-	if dir == "" || dir == "." || dir == ".." {
-		return "", fmt.Errorf("multinode: collection name %q cannot name a directory", coll)
-	}
-	return filepath.Join(data, logsDirName, dir, name), nil
+	return crawllog.Path(filepath.Join(data, logsDirName), coll, k)
 }
 
+// LogsDropped is how many collection log lines (CMD_UM_LOG) were not
+// written: the log writer's queue was full (a slow or hanging disk), or
+// the collection's name cannot name a directory. CollectionInfos has the
+// count of each collection.
+func (s *Server) LogsDropped() uint64 {
+	return s.clogs.Load().Dropped() + s.logsRefused.Load()
+}
+
+// appendLog hands a collection's log line to the log writer. It never
+// touches the disk and never blocks: a line that finds the writer's queue
+// full is dropped, counted (crawllog warns at every power of two) and
+// reported to the machine for the collection's counts.
 func (l *loop) appendLog(x AppendLog) {
-	if l.s.Data == "" {
+	if l.clogs == nil {
 		l.log.Info("multinode: collection log", "collection", x.Collection, "file", string(x.File), "text", x.Text)
 		return
 	}
-	path, err := LogFilePath(l.s.Data, x.Collection, x.File)
-	if err != nil {
-		l.log.Warn("multinode: log line dropped", "err", err)
+	k, ok := crawllog.KindOf(x.File)
+	if ok {
+		_, err := crawllog.Path("", x.Collection, k)
+		ok = err == nil
+	}
+	if !ok {
+		if n := l.s.logsRefused.Add(1); n&(n-1) == 0 {
+			l.log.Warn("multinode: log lines dropped, their collection or file cannot name a log file", "collection", x.Collection, "file", string(x.File), "dropped", n)
+		}
+		l.m.LogDropped(x.Collection)
 		return
 	}
-	f := l.logs[path]
-	if f == nil {
-		if len(l.logs) >= maxOpenLogFiles {
-			l.closeLogs()
-		}
-		if err := os.MkdirAll(filepath.Dir(path), logDirMode); err != nil {
-			l.log.Warn("multinode: log line dropped", "err", err)
-			return
-		}
-		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, logFileMode)
-		if err != nil {
-			l.log.Warn("multinode: log line dropped", "err", err)
-			return
-		}
-		l.logs[path] = f
-	}
-	line := x.Text
-	if len(line) == 0 || line[len(line)-1] != '\n' {
-		line += "\n"
-	}
-	if _, err := f.WriteString(line); err != nil {
-		l.log.Warn("multinode: log line dropped", "file", path, "err", err)
-	}
-}
-
-func (l *loop) closeLogs() {
-	for p, f := range l.logs {
-		f.Close()
-		delete(l.logs, p)
+	if !l.clogs.Log(crawllog.Entry{Collection: x.Collection, Kind: k, Line: x.Text}) {
+		l.m.LogDropped(x.Collection)
 	}
 }
 
