@@ -292,9 +292,10 @@ var honouredParams = []string{
 	// internal/frontier seencache.go and queue heads (nodesched TestCrawlCachesize).
 	"cachesize/screened", "cachesize/wqcache",
 	// Crawl logs (internal/crawllog, internal/nodesched/crawllog.go;
-	// TestCrawlLogs, TestCrawlLogsNoneAndUMLogs); mufilter is the
+	// TestCrawlLogs, TestCrawlLogsNoneAndUMLogs; the scheduler log from the
+	// frontier's Config.OnAdaptive, TestCrawlSchedulerLog); mufilter is the
 	// multinode scheduler's (internal/multinode TestMufilter).
-	"log/fetch", "log/postprocess", "log/header", "log/screened", "log/dsfeed", "log/site", "umlogs", "mufilter",
+	"log/fetch", "log/postprocess", "log/header", "log/screened", "log/scheduler", "log/dsfeed", "log/site", "umlogs", "mufilter",
 	// Content destinations: internal/feed (Targets, Feeder) and
 	// internal/nodesched/feeding.go (cmd/trawl TestRunFeedingDestinations).
 	"feeding/*/collection", "feeding/*/paused", "feeding/*/primary",

@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -37,18 +38,14 @@ func (f *Frontier) adaptiveKnown(e *Entry, mode RefreshMode) (bool, error) {
 	return ok, err
 }
 
-// rank is the adaptive ranking of a known URI at the current (minor)
-// cycle: its score times the minor cycles since its last fetch.
-func (f *Frontier) rank(k KnownURI) float64 {
+// age is the number of minor cycles since a known URI was last fetched, at
+// least 1: its score times its age is its adaptive ranking.
+func (f *Frontier) age(k KnownURI) int64 {
 	last := k.LastTick
 	if last == 0 { // a record from before LastTick
 		last = k.LastCycle * int64(f.ticksPerCycle())
 	}
-	age := f.tick() - last
-	if age < 1 {
-		age = 1
-	}
-	return f.cfg.Score(k) * float64(age)
+	return max(f.tick()-last, 1)
 }
 
 // Minor refresh cycles (adaptive refresh_count): the refresh period is
@@ -93,13 +90,73 @@ func (f *Frontier) MinorDue(now time.Time) bool {
 	return f.minorLen() > 0 && f.minorIndex(now) > f.minor
 }
 
-// topKnown returns the known URIs of one site to reschedule: the best
-// ranked, between coverage_min and coverage_max_pct of them.
-func (f *Frontier) topKnown(known []KnownURI) []KnownURI {
-	sort.SliceStable(known, func(i, j int) bool { return f.rank(known[i]) > f.rank(known[j]) })
-	n := len(known) * f.cfg.Adaptive.CoverageMaxPct / 100
-	n = max(n, f.cfg.Adaptive.CoverageMin)
-	return known[:min(n, len(known))]
+// topKnown ranks the known URIs of one site (each scored once) into buf
+// and returns the ones to reschedule, best first: at most limit, which is
+// coverage_max_pct of them or coverage_min, whichever is more.
+func (f *Frontier) topKnown(known []KnownURI, buf []Ranked) (taken []Ranked, limit int) {
+	buf = buf[:0]
+	for _, k := range known {
+		s := f.cfg.Score(k)
+		buf = append(buf, Ranked{KnownURI: k, Score: s, Rank: s * float64(f.age(k))})
+	}
+	sort.SliceStable(buf, func(i, j int) bool { return buf[i].Rank > buf[j].Rank })
+	limit = max(len(known)*f.cfg.Adaptive.CoverageMaxPct/100, f.cfg.Adaptive.CoverageMin)
+	return buf[:min(limit, len(buf))], limit
+}
+
+// AdaptiveCause says which rescheduling made an AdaptiveSite.
+type AdaptiveCause uint8
+
+// Causes of adaptive rescheduling.
+const (
+	CauseRefresh AdaptiveCause = iota // a refresh cycle started (Refresh)
+	CauseMinor                        // a minor refresh cycle started (Reschedule)
+	CauseSub                          // a subcollection's round started (RefreshSub)
+)
+
+func (c AdaptiveCause) String() string {
+	switch c {
+	case CauseRefresh:
+		return "refresh"
+	case CauseMinor:
+		return "minor"
+	case CauseSub:
+		return "subrefresh"
+	}
+	return fmt.Sprintf("cause(%d)", uint8(c))
+}
+
+// Ranked is a known URI as adaptive rescheduling ranked it.
+type Ranked struct {
+	KnownURI
+	Score float64 // Config.Score of the URI
+	Rank  float64 // Score times the minor cycles since its last fetch
+	// StillQueued is set by a minor cycle (CauseMinor) for a URI it took
+	// that is still queued from before: it is not queued a second time.
+	StillQueued bool
+}
+
+// AdaptiveSite is what adaptive rescheduling decided for one site: of the
+// Known URIs it ranked (those of the subcollection, for CauseSub; those
+// past dbswitch go to the clean-site pass instead), it took Taken, best
+// ranked first, at most Limit (coverage_min, coverage_max_pct).
+type AdaptiveSite struct {
+	Cause AdaptiveCause
+	Sub   string // the subcollection (CauseSub)
+	Cycle int64  // the refresh cycle
+	Minor int    // the minor cycle in it (0 at a refresh cycle's start)
+	Site  string
+	Known int
+	Limit int
+	Taken []Ranked // valid only during the Config.OnAdaptive call
+}
+
+// decided hands one site's decision to Config.OnAdaptive.
+func (f *Frontier) decided(cause AdaptiveCause, sub string, known []KnownURI, limit int, taken []Ranked) {
+	if f.cfg.OnAdaptive == nil || len(known) == 0 {
+		return
+	}
+	f.cfg.OnAdaptive(AdaptiveSite{Cause: cause, Sub: sub, Cycle: f.cycle, Minor: f.minor, Site: known[0].Site, Known: len(known), Limit: limit, Taken: taken})
 }
 
 // queuedNow reports whether uri is queued (or in flight) in its site's
@@ -139,21 +196,29 @@ func (f *Frontier) Reschedule(now time.Time) (int, error) {
 	}
 	f.minor = f.minorIndex(now)
 	var (
-		known []KnownURI
-		batch []Entry
-		cur   string
-		total int
+		known  []KnownURI
+		ranked []Ranked
+		batch  []Entry
+		cur    string
+		total  int
 	)
 	finish := func() error {
 		if len(known) == 0 {
 			return nil
 		}
-		for _, k := range f.topKnown(known) {
+		taken, limit := f.topKnown(known, ranked)
+		ranked = taken[:0]
+		for i := range taken {
+			k := &taken[i]
 			q, err := f.queuedNow(k.Site, k.URI)
 			if err != nil {
 				return err
 			}
-			if !q {
+			k.StillQueued = q
+		}
+		f.decided(CauseMinor, "", known, limit, taken)
+		for _, k := range taken {
+			if !k.StillQueued {
 				batch = append(batch, Entry{URI: k.URI, Site: k.Site, Hops: k.Hops, Level: k.Level, URIFlags: URIFRescheduled, QueueFlags: QFForce})
 			}
 		}

@@ -113,6 +113,12 @@ type Config struct {
 	Adaptive        Adaptive
 	// Score ranks known URIs for adaptive rescheduling (default DefaultScore).
 	Score func(KnownURI) float64
+	// OnAdaptive, when set, is told each site's adaptive rescheduling
+	// decision (Refresh, Reschedule and RefreshSub in adaptive mode), just
+	// before its URIs are queued. It is called from the caller's goroutine,
+	// must not block, and must not keep AdaptiveSite.Taken. Nil costs
+	// nothing.
+	OnAdaptive func(AdaptiveSite)
 	// Subs are the crawl subcollections, which may start refresh rounds
 	// of their own URIs inside the collection's cycle (subrefresh.go);
 	// SubOf gives the index in Subs of the subcollection a URI belongs to,

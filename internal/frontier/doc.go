@@ -63,7 +63,9 @@
 // time slot the clock is in, and a "suspend" slot serves nothing until it
 // ends. Under refresh_mode adaptive (adaptive.go) a link to a URI known from
 // an earlier cycle is not queued: known URIs come back through Refresh's
-// rescheduling, ranked by score times the cycles since their last fetch.
+// rescheduling, ranked by score times the cycles since their last fetch;
+// Config.OnAdaptive, when set, is told each site's rescheduling decision
+// (the URIs ranked and taken, best first), for the scheduler log.
 //
 // # Depth and deletes
 //

@@ -198,12 +198,16 @@ func (f *Frontier) Refresh(now time.Time, seeds []Entry, expired func(site, uri 
 	del := f.st.NewBatch()
 	var cur string
 	var known []KnownURI
+	var ranked []Ranked
 	finishSite := func() error {
 		if f.cfg.RefreshMode != RefreshAdaptive || len(known) == 0 {
 			known = known[:0]
 			return nil
 		}
-		for _, k := range f.topKnown(known) {
+		taken, limit := f.topKnown(known, ranked)
+		ranked = taken[:0]
+		f.decided(CauseRefresh, "", known, limit, taken)
+		for _, k := range taken {
 			batch = append(batch, Entry{URI: k.URI, Site: k.Site, Hops: k.Hops, Level: k.Level, URIFlags: URIFRescheduled})
 			if len(batch) >= refreshChunk {
 				if err := flush(&rep.Rescheduled); err != nil {

@@ -277,9 +277,13 @@ func (f *Frontier) RefreshSub(now time.Time, k int, seeds []Entry, force bool) (
 	// adaptive: its known URIs, best first per site.
 	var cur string
 	var known []KnownURI
+	var ranked []Ranked
 	finish := func() {
 		if len(known) > 0 {
-			for _, ku := range f.topKnown(known) {
+			taken, limit := f.topKnown(known, ranked)
+			ranked = taken[:0]
+			f.decided(CauseSub, sub.Name, known, limit, taken)
+			for _, ku := range taken {
 				batch = append(batch, Entry{URI: ku.URI, Site: ku.Site, Hops: ku.Hops, Level: ku.Level, URIFlags: URIFRescheduled})
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/feed"
+	"github.com/trawl/trawl/internal/frontier"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -17,7 +18,8 @@ import (
 // them out with CrawlLog; the Driver writes them under its log directory or,
 // for a collection with umlogs, sends those with a CMD_UM_LOG code (fetch,
 // screened, scheduler, site) to the multinode scheduler. The dsfeed log is
-// written by Feeding, which sees the destinations' answers.
+// written by Feeding, which sees the destinations' answers; the scheduler
+// log holds the frontier's adaptive rescheduling decisions (logAdaptive).
 
 // LogEntry is a crawl log line the Machine made. Remote is set when the
 // collection's umlogs sends it to the multinode scheduler.
@@ -153,6 +155,46 @@ func (m *Machine) logPost(c *collection, uri, action, detail string) {
 func (m *Machine) logSite(c *collection, site string, fields ...string) {
 	if m.logOn(c, crawllog.Site) {
 		m.clogLine(c, crawllog.Site, crawllog.Line(m.now, append([]string{site}, fields...)...))
+	}
+}
+
+// adaptiveHook is the frontier's Config.OnAdaptive of collection name
+// when its scheduler log is on: each site's adaptive rescheduling decision
+// becomes scheduler log lines.
+func (m *Machine) adaptiveHook(name string, s *Settings) func(frontier.AdaptiveSite) {
+	if !s.Logs.On(crawllog.Scheduler) {
+		return nil
+	}
+	return func(d frontier.AdaptiveSite) {
+		if c := m.colls[name]; c != nil && m.logOn(c, crawllog.Scheduler) {
+			m.logAdaptive(c, d)
+		}
+	}
+}
+
+// logAdaptive writes the scheduler log lines of one site's adaptive
+// rescheduling: a site line (how many known URIs were ranked, the
+// coverage limit, how many were taken), then a uri line per URI taken,
+// best ranked first (pos 1), with its rank and score; "still-queued" marks
+// a URI a minor cycle took that was still queued (not queued twice).
+//
+//	time site SITE CAUSE cycle=C minor=M known=K limit=L taken=N [sub=S]
+//	time uri SITE URI CAUSE cycle=C minor=M pos=P rank=R score=S [sub=S] [still-queued]
+func (m *Machine) logAdaptive(c *collection, d frontier.AdaptiveSite) {
+	cause, cycle, minor := d.Cause.String(), "cycle="+strconv.FormatInt(d.Cycle, 10), "minor="+strconv.Itoa(d.Minor)
+	var sub []string
+	if d.Sub != "" {
+		sub = []string{"sub=" + strings.ReplaceAll(d.Sub, " ", "_")}
+	}
+	m.clogLine(c, crawllog.Scheduler, crawllog.Line(m.now, append([]string{"site", d.Site, cause, cycle, minor,
+		"known=" + strconv.Itoa(d.Known), "limit=" + strconv.Itoa(d.Limit), "taken=" + strconv.Itoa(len(d.Taken))}, sub...)...))
+	for i, k := range d.Taken {
+		fields := append([]string{"uri", d.Site, k.URI, cause, cycle, minor, "pos=" + strconv.Itoa(i+1),
+			"rank=" + strconv.FormatFloat(k.Rank, 'g', 6, 64), "score=" + strconv.FormatFloat(k.Score, 'g', 6, 64)}, sub...)
+		if k.StillQueued {
+			fields = append(fields, "still-queued")
+		}
+		m.clogLine(c, crawllog.Scheduler, crawllog.Line(m.now, fields...))
 	}
 }
 

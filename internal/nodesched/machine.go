@@ -426,7 +426,9 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 	if err := m.feedSetup(cc.Name, s, feeding); err != nil {
 		return err
 	}
-	f, err := frontier.Open(m.st, s.Frontier, m.log, now)
+	fc := s.Frontier
+	fc.OnAdaptive = m.adaptiveHook(cc.Name, s)
+	f, err := frontier.Open(m.st, fc, m.log, now)
 	if err != nil {
 		return fmt.Errorf("nodesched: collection %s: %w", cc.Name, err)
 	}
@@ -481,7 +483,9 @@ func (m *Machine) updateCollection(c *collection, cc *config.Collection, now tim
 	if err := c.front.Close(); err != nil {
 		m.log.Warn("nodesched: closing frontier", "collection", cc.Name, "err", err)
 	}
-	f, err := frontier.Open(m.st, s.Frontier, m.log, now)
+	fc := s.Frontier
+	fc.OnAdaptive = m.adaptiveHook(cc.Name, s)
+	f, err := frontier.Open(m.st, fc, m.log, now)
 	if err != nil {
 		return fmt.Errorf("nodesched: collection %s: %w", cc.Name, err)
 	}

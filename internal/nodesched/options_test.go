@@ -28,6 +28,7 @@ type multiMNS struct {
 	mu   sync.Mutex
 	seen map[string]bool
 	last *cmt.Conn
+	logs []*cmt.UMLog // CMD_UM_LOG received
 }
 
 func (f *multiMNS) dialer(ctx context.Context) DialFunc {
@@ -67,6 +68,10 @@ func (f *multiMNS) serve(ctx context.Context, c *cmt.Conn) {
 				send(&cmt.UMAddRoute{Collection: x.Collection, NodeID: "node1", RouteAttr: host, Site: host, TTL: 86400})
 			}
 			send(&cmt.UMURI{Collection: x.Collection, Entry: x.Entry})
+		case *cmt.UMLog:
+			f.mu.Lock()
+			f.logs = append(f.logs, x)
+			f.mu.Unlock()
 		}
 	}
 }
