@@ -641,7 +641,8 @@ func (m *Machine) feedPresent(c *collection, b *store.Batch, rec *store.URIRecor
 	if c.s.DSSendLinks {
 		op.Links = docLinks(c.s, rec, body)
 	}
-	m.reportLists(c, &op) // reported.go
+	// Duplicates, redirects, mirrors and metadata (reported.go).
+	m.reportLists(c, &op)
 	switch { // PPAdded, PPModified (collection counters only)
 	case !fed:
 		c.stats["pp_added"]++
