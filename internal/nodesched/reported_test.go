@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -153,6 +154,59 @@ func TestFeedReportedURIs(t *testing.T) {
 			}
 			t.Logf("%d documents, %d with duplicates, %d with redirects, %d lists capped, %d forced, %d fed again; %s",
 				len(want), withDups, withRedirs, capped, forced, st["pp_relisted"], strings.TrimSpace(fmt.Sprint(st["duplicates"], " duplicates")))
+		})
+	}
+}
+
+// TestReportingLists checks the reported part of a list (ds_max_ecl,
+// ecl_override) and the mirror URIs of a document (mirror_site_files).
+func TestReportingLists(t *testing.T) {
+	over := "keep"
+	r, err := compileReporting(config.PPSection{DSMetaInfo: []string{"duplicates", " Mirrors "}, DSMaxECL: 2, MaxDupes: 5, ECLOverride: &over})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Duplicates || r.Redirects || !r.Mirrors || r.Metadata {
+		t.Errorf("compileReporting: %+v", r)
+	}
+	bad := "("
+	if _, err := compileReporting(config.PPSection{ECLOverride: &bad}); err == nil {
+		t.Error("compileReporting accepted a bad ecl_override")
+	}
+	reports := []struct {
+		name       string
+		list, want []string
+	}{
+		{"empty", nil, nil},
+		{"under the cap", []string{"a"}, []string{"a"}},
+		{"capped", []string{"a", "b", "c"}, []string{"a", "b"}},
+		{"override past the cap", []string{"a", "b", "c", "keep1", "d", "keep2"}, []string{"a", "b", "keep1", "keep2"}},
+	}
+	for _, tt := range reports {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, r.report(tt.list)); diff != "" {
+				t.Errorf("report (-want +got):\n%s", diff)
+			}
+		})
+	}
+	s := &Settings{Opt: &crawlOptions{mirrors: map[string]string{
+		"mirror1.example": "www.example", "mirror2.example": "www.example", "m.example:8080": "www.example:8080",
+		"other.example": "elsewhere.example",
+	}}}
+	mirrors := []struct {
+		uri  string
+		want []string
+	}{
+		{"http://www.example/a?b", []string{"http://mirror1.example/a?b", "http://mirror2.example/a?b"}},
+		{"http://www.example:8080/x", []string{"http://m.example:8080/x", "http://mirror1.example:8080/x", "http://mirror2.example:8080/x"}},
+		{"http://plain.example/", nil},
+		{"%zz", nil},
+	}
+	for _, tt := range mirrors {
+		t.Run(tt.uri, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, s.mirrorURIs(tt.uri)); diff != "" {
+				t.Errorf("mirrorURIs (-want +got):\n%s", diff)
+			}
 		})
 	}
 }
