@@ -301,6 +301,8 @@ var honouredParams = []string{
 	"feeding/*/collection", "feeding/*/paused", "feeding/*/primary",
 	// internal/nodesched/feeding.go (cmd/trawl TestRunPostProcessing).
 	"pp/ds_paused", "pp/ds_send_links",
+	// internal/nodesched/reported.go (nodesched TestFeedReportedURIs).
+	"pp/ds_meta_info", "pp/ds_max_ecl", "pp/max_dupes", "pp/ecl_override",
 }
 
 // honouredSubParams are the rows of a subcollection (SubDomain) the crawl

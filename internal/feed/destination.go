@@ -100,5 +100,6 @@ func IndexOp(op Operation) (index.Op, error) {
 	out.Doc.Modified = op.Meta.LastModified
 	out.Doc.Language = op.Meta.Language
 	out.Doc.Links = op.Links
+	out.Doc.Duplicates, out.Doc.Redirects, out.Doc.Mirrors = op.Duplicates, op.Redirects, op.Mirrors
 	return out, nil
 }

@@ -35,13 +35,15 @@
 // Encoded operation (MarshalBinary); uvarint lengths precede every string
 // and byte field, and the decoder checks each against the bytes left:
 //
-//	'F' 0x02 kind(1) priority(1) uvarint(seq)
+//	'F' 0x03 kind(1) priority(1) uvarint(seq)
 //	destination collection uri mime title content text
 //	uvarint(#anchors) anchor...  uvarint(#headers) (name value)...
 //	has-last-modified(1) varint(unix nanoseconds)
 //	checksum language description extraction
 //	uvarint(#links) link...
+//	uvarint(#duplicates) uri...  uvarint(#redirects) uri...  uvarint(#mirrors) uri...
 //
-// (Version 0x01, written before links, ends after extraction; it is still
-// read.)
+// (Version 0x01, written before links, ends after extraction; version
+// 0x02, written before the reported URIs, ends after the links; both are
+// still read.)
 package feed

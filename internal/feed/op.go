@@ -91,7 +91,11 @@ type Operation struct {
 	// Links are the hyperlinks extracted from the document, as absolute
 	// URIs (MS-FSCCFG pp/ds_send_links; nil when not asked for).
 	Links []string
-	Meta  Metadata
+	// Duplicates are the URIs whose content is the document's, Redirects
+	// the URIs that redirect to it, Mirrors its URIs on mirror sites
+	// (MS-FSCCFG pp/ds_meta_info; nil when not asked for).
+	Duplicates, Redirects, Mirrors []string
+	Meta                           Metadata
 }
 
 // Size is the approximate size of op in memory, for batch byte limits.
@@ -101,8 +105,10 @@ func (op *Operation) Size() int {
 	for _, a := range op.Anchors {
 		n += len(a) + 8
 	}
-	for _, l := range op.Links {
-		n += len(l) + 8
+	for _, list := range [][]string{op.Links, op.Duplicates, op.Redirects, op.Mirrors} {
+		for _, l := range list {
+			n += len(l) + 8
+		}
 	}
 	for _, h := range op.Meta.Headers {
 		n += len(h.Name) + len(h.Value) + 16
@@ -118,11 +124,15 @@ const (
 	MaxAnchors = 10000
 	MaxLinks   = 10000
 	MaxHeaders = 1000
+	// MaxReported caps each of the lists Duplicates, Redirects and
+	// Mirrors.
+	MaxReported = 10000
 )
 
-// opVersion 2 adds the links after the extraction; version 1 (no links)
-// is still read.
-const opMagic, opVersion = 'F', 2
+// opVersion 2 adds the links after the extraction, version 3 the
+// duplicates, redirects and mirrors after the links; versions 1 (no links)
+// and 2 are still read.
+const opMagic, opVersion = 'F', 3
 
 // ErrCorrupt is returned when an encoded operation cannot be decoded.
 var ErrCorrupt = errors.New("feed: corrupt operation")
@@ -132,8 +142,9 @@ func (op *Operation) MarshalBinary() ([]byte, error) {
 	if op.Size() > MaxOpBytes {
 		return nil, fmt.Errorf("feed: operation for %q is larger than %d bytes", op.URI, MaxOpBytes)
 	}
-	if len(op.Anchors) > MaxAnchors || len(op.Links) > MaxLinks || len(op.Meta.Headers) > MaxHeaders {
-		return nil, fmt.Errorf("feed: operation for %q has too many anchors, links or headers", op.URI)
+	if len(op.Anchors) > MaxAnchors || len(op.Links) > MaxLinks || len(op.Meta.Headers) > MaxHeaders ||
+		len(op.Duplicates) > MaxReported || len(op.Redirects) > MaxReported || len(op.Mirrors) > MaxReported {
+		return nil, fmt.Errorf("feed: operation for %q has too many anchors, links, headers, duplicates, redirects or mirrors", op.URI)
 	}
 	b := make([]byte, 0, op.Size())
 	b = append(b, opMagic, opVersion, byte(op.Kind), byte(op.Priority))
@@ -168,6 +179,12 @@ func (op *Operation) MarshalBinary() ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(len(op.Links)))
 	for _, l := range op.Links {
 		b = appendString(b, l)
+	}
+	for _, list := range [][]string{op.Duplicates, op.Redirects, op.Mirrors} {
+		b = binary.AppendUvarint(b, uint64(len(list)))
+		for _, u := range list {
+			b = appendString(b, u)
+		}
 	}
 	return b, nil
 }
@@ -256,6 +273,19 @@ func (d *decoder) count(what string, max, min int) int {
 	return int(n)
 }
 
+// list reads a list of strings of at most max elements (nil when empty).
+func (d *decoder) list(what string, max int) []string {
+	n := d.count(what, max, 1)
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = d.string(what)
+	}
+	return out
+}
+
 // UnmarshalBinary decodes an operation written by MarshalBinary. It never
 // panics; bad input gives an error wrapping ErrCorrupt.
 func (op *Operation) UnmarshalBinary(data []byte) error {
@@ -313,6 +343,11 @@ func (op *Operation) UnmarshalBinary(data []byte) error {
 				o.Links[i] = d.string("link")
 			}
 		}
+	}
+	if version >= 3 {
+		o.Duplicates = d.list("duplicates", MaxReported)
+		o.Redirects = d.list("redirects", MaxReported)
+		o.Mirrors = d.list("mirrors", MaxReported)
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("trailing bytes")

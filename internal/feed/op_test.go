@@ -13,8 +13,11 @@ func fullOp() Operation {
 		Seq: 42, Kind: Update, Priority: High, Destination: "Global_News", Collection: "collection_A",
 		URI: "http://www.contoso.com/news/1.html", MIME: "text/html; charset=utf-8", Title: "News ☃",
 		Content: []byte("<html><title>News</title>hello</html>"), Text: "hello",
-		Anchors: []string{"latest news", "news"},
-		Links:   []string{"http://www.contoso.com/", "http://www.contoso.com/news/2.html"},
+		Anchors:    []string{"latest news", "news"},
+		Links:      []string{"http://www.contoso.com/", "http://www.contoso.com/news/2.html"},
+		Duplicates: []string{"http://www.contoso.com/news/1-copy.html"},
+		Redirects:  []string{"http://www.contoso.com/old/1.html", "http://contoso.com/news/1.html"},
+		Mirrors:    []string{"http://mirror.contoso.com/news/1.html"},
 		Meta: Metadata{
 			Headers:      []Header{{"Content-Type", "text/html"}, {"ETag", `"x"`}},
 			LastModified: time.Date(2024, 1, 2, 3, 4, 5, 6, time.UTC),
@@ -50,16 +53,42 @@ func TestOperationRoundTrip(t *testing.T) {
 	}
 }
 
+// encodeV2 encodes op as version 2 wrote it (op has no reported URIs).
+func encodeV2(t testing.TB, op Operation) []byte {
+	t.Helper()
+	b, err := op.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]byte{'F', 2}, b[2:len(b)-3]...) // without the three uvarint(0) lists
+}
+
+// TestOperationDecodeVersion2 reads an operation as version 2 wrote it
+// (links, no reported URIs): outboxes written before ds_meta_info keep
+// their operations.
+func TestOperationDecodeVersion2(t *testing.T) {
+	op := fullOp()
+	op.Duplicates, op.Redirects, op.Mirrors = nil, nil, nil
+	v2 := encodeV2(t, op)
+	var got Operation
+	if err := got.UnmarshalBinary(v2); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(op, got); diff != "" {
+		t.Errorf("version 2 (-want +got):\n%s", diff)
+	}
+	if err := got.UnmarshalBinary(append(v2, 0)); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("version 2 with a duplicates count: %v, want ErrCorrupt", err)
+	}
+}
+
 // TestOperationDecodeVersion1 reads an operation as version 1 wrote it
 // (no links after the extraction): outboxes written before links keep
 // their operations.
 func TestOperationDecodeVersion1(t *testing.T) {
 	op := fullOp()
-	op.Links = nil
-	b, err := op.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	op.Links, op.Duplicates, op.Redirects, op.Mirrors = nil, nil, nil, nil
+	b := encodeV2(t, op)
 	v1 := append([]byte{'F', 1}, b[2:len(b)-1]...) // without uvarint(0 links)
 	var got Operation
 	if err := got.UnmarshalBinary(v1); err != nil {
@@ -79,6 +108,9 @@ func TestOperationDecodeErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fo2 := fo
+	fo2.Duplicates, fo2.Redirects, fo2.Mirrors = nil, nil, nil
+	good2 := encodeV2(t, fo2)
 	tests := []struct {
 		name string
 		in   []byte
@@ -91,7 +123,9 @@ func TestOperationDecodeErrors(t *testing.T) {
 		{"truncated", good[:len(good)-3]},
 		{"trailing", append(append([]byte(nil), good...), 0)},
 		{"huge length", []byte{'F', 1, 1, 0, 1, 0xff, 0xff, 0xff, 0xff, 0x0f}},
-		{"huge link count", append(append([]byte(nil), good[:len(good)-len(fo.Links[0])-len(fo.Links[1])-3]...), 0xff, 0xff, 0x03)},
+		{"huge link count", append(append([]byte(nil), good2[:len(good2)-len(fo.Links[0])-len(fo.Links[1])-3]...), 0xff, 0xff, 0x03)},
+		{"huge mirror count", append(append([]byte(nil), good[:len(good)-len(fo.Mirrors[0])-2]...), 0xff, 0xff, 0x03)},
+		{"duplicates in version 2", append(append([]byte(nil), good2...), 1, 1, 'x', 0, 0)},
 		{"huge anchor count", append([]byte{'F', 1, 1, 0, 1, 1, 'd', 0, 1, 'u', 0, 0, 0, 0, 0xff, 0xff, 0x03}, make([]byte, 20)...)},
 	}
 	for _, tt := range tests {
@@ -135,5 +169,19 @@ func FuzzOperationDecode(f *testing.F) {
 func TestPriorityOf(t *testing.T) {
 	if PriorityOf(0x00200000|0x1) != High || PriorityOf(0x00400000) != Normal {
 		t.Error("URIF_FEED_HIGHPRI not mapped")
+	}
+}
+
+// TestIndexOpReportedURIs checks that the URI lists of an operation reach
+// the index document.
+func TestIndexOpReportedURIs(t *testing.T) {
+	op := fullOp()
+	got, err := IndexOp(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{op.Links, op.Duplicates, op.Redirects, op.Mirrors}
+	if diff := cmp.Diff(want, [][]string{got.Doc.Links, got.Doc.Duplicates, got.Doc.Redirects, got.Doc.Mirrors}); diff != "" {
+		t.Errorf("IndexOp lists (-want +got):\n%s", diff)
 	}
 }

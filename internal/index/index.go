@@ -38,12 +38,14 @@ const (
 	FieldCollection = "collection"
 	FieldLang       = "lang"
 	FieldRank       = "rank"
-	// FieldLinks, FieldDuplicates and FieldRedirects are the URIs a
-	// crawler reports with a document (MS-FSCCFG pp/ds_send_links and
-	// pp/ds_meta_info): stored and searchable as exact values.
+	// FieldLinks, FieldDuplicates, FieldRedirects and FieldMirrors are
+	// the URIs a crawler reports with a document (MS-FSCCFG
+	// pp/ds_send_links and pp/ds_meta_info): stored and searchable as
+	// exact values.
 	FieldLinks      = "links"
 	FieldDuplicates = "duplicates"
 	FieldRedirects  = "redirects"
+	FieldMirrors    = "mirrors"
 )
 
 // textAnalyzer is the analyzer of the text fields: Unicode word boundaries
@@ -81,8 +83,9 @@ type Doc struct {
 	Rank float64
 	// Links are the hyperlinks of the document; Duplicates the URIs of
 	// documents with the same content; Redirects the URIs redirected to
-	// it (absolute URIs, as the crawler reports them).
-	Links, Duplicates, Redirects []string
+	// it; Mirrors its URIs on mirror sites (absolute URIs, as the
+	// crawler reports them).
+	Links, Duplicates, Redirects, Mirrors []string
 }
 
 // Op is one operation for Apply: an add or update (Remove false) replaces the
@@ -221,7 +224,7 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	rank := bleve.NewNumericFieldMapping()
 	rank.IncludeInAll = false
 	dm.AddFieldMappingsAt(FieldRank, rank)
-	for _, f := range []string{FieldLinks, FieldDuplicates, FieldRedirects} {
+	for _, f := range []string{FieldLinks, FieldDuplicates, FieldRedirects, FieldMirrors} {
 		m := kw(true)
 		m.DocValues = false
 		dm.AddFieldMappingsAt(f, m)
@@ -395,7 +398,7 @@ func fields(d Doc) map[string]interface{} {
 	if !d.Modified.IsZero() {
 		m[FieldModified] = d.Modified.UTC()
 	}
-	for f, v := range map[string][]string{FieldLinks: d.Links, FieldDuplicates: d.Duplicates, FieldRedirects: d.Redirects} {
+	for f, v := range map[string][]string{FieldLinks: d.Links, FieldDuplicates: d.Duplicates, FieldRedirects: d.Redirects, FieldMirrors: d.Mirrors} {
 		if len(v) > 0 {
 			m[f] = v
 		}
@@ -498,7 +501,7 @@ type Stored struct {
 	URL, Collection, Title, Body, MIME, Type, Site, Language string
 	Modified                                                 time.Time
 	Rank                                                     float64
-	Links, Duplicates, Redirects                             []string
+	Links, Duplicates, Redirects, Mirrors                    []string
 	// Version is the last version applied to the document (also after a
 	// remove, when Found is false).
 	Version uint64
@@ -531,6 +534,7 @@ func (ix *Index) Lookup(ctx context.Context, collection, rawURL string) (Stored,
 	st.Modified = date(f[FieldModified])
 	st.Rank = num(f[FieldRank])
 	st.Links, st.Duplicates, st.Redirects = strs(f[FieldLinks]), strs(f[FieldDuplicates]), strs(f[FieldRedirects])
+	st.Mirrors = strs(f[FieldMirrors])
 	return st, nil
 }
 

@@ -328,3 +328,36 @@ func TestSiteAndType(t *testing.T) {
 		}
 	}
 }
+
+// TestReportedURIs checks that the URI lists a crawler reports with a
+// document (links, duplicates, redirects, mirrors) are stored as given.
+func TestReportedURIs(t *testing.T) {
+	ix := openTest(t, Options{})
+	ctx := context.Background()
+	d := Doc{URL: "http://a.example/", Collection: "web", Body: "hello",
+		Links: []string{"http://a.example/x"}, Duplicates: []string{"http://a.example/copy", "http://b.example/copy"},
+		Redirects: []string{"http://a.example/old"}, Mirrors: []string{"http://mirror.example/"}}
+	tests := []struct {
+		name string
+		doc  Doc
+	}{
+		{"all lists", d},
+		{"lists dropped", Doc{URL: d.URL, Collection: d.Collection, Body: d.Body}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := ix.Apply(ctx, []Op{{Version: uint64(i + 1), Doc: tt.doc}}); err != nil {
+				t.Fatal(err)
+			}
+			st, err := ix.Lookup(ctx, "web", d.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := [][]string{st.Links, st.Duplicates, st.Redirects, st.Mirrors}
+			want := [][]string{tt.doc.Links, tt.doc.Duplicates, tt.doc.Redirects, tt.doc.Mirrors}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("stored lists (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

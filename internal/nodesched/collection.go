@@ -79,6 +79,9 @@ type Settings struct {
 	// DSSendLinks is pp/ds_send_links: every document is fed with the
 	// hyperlinks extracted from it (feed.Operation.Links).
 	DSSendLinks bool
+	// Reporting is pp/ds_meta_info, ds_max_ecl, max_dupes and
+	// ecl_override: what a document is fed with (reported.go).
+	Reporting   Reporting
 	UseMetaCsum bool
 	CsumCutOff  int
 	HTTPErrors  config.ErrorPolicy
@@ -381,6 +384,9 @@ func compileEff(c *config.Collection, eff *config.Effective, env Env) (*Settings
 	s.UseDupServers = pp.UseDupservers
 	s.DSPaused = pp.DSPaused
 	s.DSSendLinks = pp.DSSendLinks
+	if s.Reporting, err = compileReporting(pp); err != nil {
+		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)
+	}
 	s.UseMetaCsum = eff.UseMetaCsum()
 	s.CsumCutOff = eff.CsumCutOff()
 	s.HTTPErrors = eff.HTTPErrors()

@@ -549,6 +549,9 @@ type feedOps []feed.Operation
 // deleted from the crawl store in b.
 func (m *Machine) feedDeleted(c *collection, b *store.Batch, uri string) error {
 	m.uriFileGone(c, b, uri) // uridir.go: its URI file goes too
+	if m.cfg.Feeding != nil {
+		m.setListed(c, uri, listing{}) // reported.go
+	}
 	ops, err := m.feedForget(c, b, uri)
 	m.stepFeed = append(m.stepFeed, ops...)
 	return err
@@ -638,6 +641,8 @@ func (m *Machine) feedPresent(c *collection, b *store.Batch, rec *store.URIRecor
 	if c.s.DSSendLinks {
 		op.Links = docLinks(c.s, rec, body)
 	}
+	// Duplicates, redirects, mirrors and metadata (reported.go).
+	m.reportLists(c, &op)
 	switch { // PPAdded, PPModified (collection counters only)
 	case !fed:
 		c.stats["pp_added"]++
@@ -678,6 +683,7 @@ func (m *Machine) feedStep(c *collection, b *store.Batch, rec *store.URIRecord, 
 	}
 	dupPending := c.s.UseDupServers && len(m.ds) > 0 && j.Prev != nil && j.Prev.Status == store.StatusDuplicate &&
 		j.Prev.HasChecksum && rec.HasChecksum && j.Prev.Checksum == rec.Checksum
+	m.listStep(c, rec, dupPending) // reported.go
 	var ops []feed.Operation
 	var err error
 	switch {
@@ -780,6 +786,14 @@ func (m *Machine) feedForget(c *collection, b *store.Batch, uris ...string) ([]f
 // collection's outbox: atomically, in one Pebble batch.
 func (m *Machine) feedCommit(coll string, b *store.Batch, commit func() error, ops []feed.Operation, only string) error {
 	var fc *feedColl
+	if c := m.colls[coll]; c != nil {
+		var err error
+		if ops, err = m.flushLists(c, b, ops); err != nil { // reported.go
+			return err
+		}
+	} else {
+		m.resetLists()
+	}
 	if m.cfg.Feeding != nil && len(ops) > 0 {
 		fc = m.cfg.Feeding.coll(coll)
 	}
@@ -817,6 +831,9 @@ func (m *Machine) feedRemoveCollection(name string, b *store.Batch) ([]feed.Oper
 		return nil, err
 	}
 	if err := b.DeleteRaw(store.SpaceMeta, refeedKey(name)); err != nil {
+		return nil, err
+	}
+	if err := forgetLists(b, name); err != nil { // reported.go
 		return nil, err
 	}
 	if m.cfg.Feeding == nil {

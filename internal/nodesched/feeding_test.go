@@ -26,8 +26,17 @@ type feedRun struct {
 
 func runFeedCrawl(t testing.TB, farm *webfarm.Farm, dir string) *feedRun {
 	t.Helper()
+	return runFeedCrawlXML(t, farm, dir, "")
+}
+
+// runFeedCrawlXML is runFeedCrawl with extra configuration XML (sections
+// or attribs of the collection).
+func runFeedCrawlXML(t testing.TB, farm *webfarm.Farm, dir, extra string) *feedRun {
+	t.Helper()
 	crawl := farm.DefaultCrawl()
-	col := farmCollection(t, farm, crawl, XMLOpts(0, 8))
+	opt := XMLOpts(0, 8)
+	opt.Extra = extra
+	col := farmCollection(t, farm, crawl, opt)
 	st, err := store.Open(filepath.Join(dir, "store"), store.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -104,6 +104,9 @@ type Machine struct {
 	ready []*Job
 	// stepFeed holds the content operations of the step being committed.
 	stepFeed feedOps
+	// lists holds the reported URI lists the batch being built changes
+	// (reported.go).
+	lists *listState
 
 	mnsUp     bool
 	mnsKAPend bool
@@ -1001,6 +1004,7 @@ func (m *Machine) refresh(c *collection, flags cmt.RefreshFlags, now time.Time) 
 		}
 	}
 	rep, err := c.front.Refresh(now, seeds, func(site, uri string) error {
+		m.resetLists()
 		b := m.st.NewBatch()
 		if err := b.DeleteURI(c.s.Name, site, uri); err != nil {
 			b.Discard()
@@ -1157,6 +1161,7 @@ func (m *Machine) deleteList(c *collection, site string, uris []string, wholeSit
 	if err != nil {
 		return err
 	}
+	m.resetLists()
 	b := tx.Batch()
 	n := 0
 	for _, uri := range uris {

@@ -394,6 +394,7 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 	name := s.Name
 	m.stepFeed = nil
 	m.sendLinks = nil
+	m.resetLists()
 	rec := &store.URIRecord{URI: j.Fetch.URI, Site: j.Fetch.Site, Referrer: j.Fetch.Referrer, Hops: j.Fetch.Hops,
 		FirstSeenCycle: j.Fetch.Cycle, FirstSeen: now}
 	if j.Prev != nil {
@@ -693,6 +694,10 @@ func (m *Machine) addOK(c *collection, x *cmt.PPDUPAddOK, now time.Time) error {
 	if err := m.dropDuplicateBody(c, b, rec); err != nil { // storage.go
 		b.Discard()
 		return err
+	}
+	m.resetLists()
+	if m.cfg.Feeding != nil {
+		m.setListed(c, rec.URI, listingOf(rec)) // reported.go
 	}
 	ops, err := m.feedDuplicate(c, b, rec)
 	if err != nil {
