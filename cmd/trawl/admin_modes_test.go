@@ -90,6 +90,28 @@ func (c *childRun) stop(t *testing.T, sig syscall.Signal) error {
 	return nil
 }
 
+// collectionStatus reads the status page's JSON of the crawler at addr
+// and returns collection name's entry (failing when it is not there).
+func collectionStatus(t *testing.T, addr, name string) admin.CollectionStatus {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/status.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var rep admin.StatusReport
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, cs := range rep.Collections {
+		if cs.Name == name {
+			return cs
+		}
+	}
+	t.Fatalf("collection %s not on the status page: %+v", name, rep)
+	return admin.CollectionStatus{}
+}
+
 // waitFor polls cond every 100 ms until it holds or the deadline passes.
 // feedBacklog reads trawl_feed_backlog from a /metrics URL.
 func feedBacklog(t *testing.T, metricsURL string) float64 {
@@ -142,25 +164,7 @@ func TestAdminModesSurviveRestart(t *testing.T) {
 		}
 		return n
 	}
-	status := func(c *childRun) admin.CollectionStatus {
-		t.Helper()
-		resp, err := http.Get("http://" + c.addr + "/status.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var rep admin.StatusReport
-		if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
-			t.Fatal(err)
-		}
-		for _, cs := range rep.Collections {
-			if cs.Name == "c1" {
-				return cs
-			}
-		}
-		t.Fatalf("c1 not on the status page: %+v", rep)
-		return admin.CollectionStatus{}
-	}
+	status := func(c *childRun) admin.CollectionStatus { return collectionStatus(t, c.addr, "c1") }
 	backlog := func(c *childRun) float64 {
 		t.Helper()
 		return feedBacklog(t, "http://"+c.addr+"/metrics")

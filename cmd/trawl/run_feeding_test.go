@@ -112,24 +112,7 @@ func TestRunFeedingDestinations(t *testing.T) {
 		}
 		return rep.Complete
 	}
-	status := func() admin.CollectionStatus {
-		t.Helper()
-		resp, err := http.Get("http://" + c.addr + "/status.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var rep admin.StatusReport
-		if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
-			t.Fatal(err)
-		}
-		for _, cs := range rep.Collections {
-			if cs.Name == "c1" {
-				return cs
-			}
-		}
-		return admin.CollectionStatus{}
-	}
+	status := func() admin.CollectionStatus { return collectionStatus(t, c.addr, "c1") }
 
 	// The crawl ends and live has fed everything it got, while archive
 	// keeps its operations waiting: as many as live fed.
