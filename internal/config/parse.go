@@ -34,6 +34,11 @@ type Options struct {
 	// Key, when set, is used to check that every encrypted password
 	// decrypts.
 	Key *Key
+	// Partial parses a partial configuration (MS-FSCADM 2.2.9.3): every
+	// value is checked, but not the rules that concern the collection as a
+	// whole (a subcollection's scope, required combinations); MergeXML
+	// checks those on the merged result.
+	Partial bool
 }
 
 // ParseFile reads and parses a configuration file. See Parse.
@@ -97,7 +102,9 @@ func Parse(name string, data []byte, opts *Options) (*Config, error) {
 		cfg.Collections = append(cfg.Collections, c)
 	}
 	for _, c := range cfg.Collections {
-		p.validate(c)
+		if opts == nil || !opts.Partial {
+			p.validate(c)
+		}
 	}
 	cfg.Warnings = sortErrors(p.warns)
 	if len(p.errs) > 0 {

@@ -1,0 +1,33 @@
+package loop
+
+import (
+	"context"
+
+	"github.com/trawl/trawl/internal/cmt"
+)
+
+// CMT adapts an MS-FSCMT connection. Priority is cmt.Priority's value.
+func CMT(c *cmt.Conn, remote string) Conn[cmt.Message] { return cmtConn{c: c, remote: remote} }
+
+type cmtConn struct {
+	c      *cmt.Conn
+	remote string
+}
+
+func (c cmtConn) RemoteAddr() string { return c.remote }
+func (c cmtConn) Close() error       { return c.c.Close() }
+
+func (c cmtConn) TrySend(m cmt.Message, prio int) error {
+	return c.c.TrySend(m, cmt.Priority(prio))
+}
+
+func (c cmtConn) Run(ctx context.Context, deliver func(cmt.Message) bool) error {
+	errc := make(chan error, 1)
+	go func() { errc <- c.c.Run(ctx) }()
+	for f := range c.c.Incoming() {
+		if !deliver(f.Message) {
+			c.c.Close()
+		}
+	}
+	return <-errc
+}

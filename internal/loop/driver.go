@@ -1,0 +1,465 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Clock is the driver's source of time.
+type Clock interface {
+	Now() time.Time
+	// Timer returns a channel that receives once d has passed, and a
+	// function that stops it.
+	Timer(d time.Duration) (<-chan time.Time, func())
+}
+
+// RealClock is the wall clock.
+type RealClock struct{}
+
+// Now returns time.Now().
+func (RealClock) Now() time.Time { return time.Now() }
+
+// Timer wraps time.NewTimer.
+func (RealClock) Timer(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTimer(d)
+	return t.C, func() { t.Stop() }
+}
+
+// Storage makes a batch's records durable. Apply returns only once they
+// are; an error stops the driver (nothing of the batch is sent).
+type Storage interface {
+	Apply(ctx context.Context, records []any) error
+}
+
+// StorageFunc adapts a function to Storage.
+type StorageFunc func(ctx context.Context, records []any) error
+
+// Apply calls f.
+func (f StorageFunc) Apply(ctx context.Context, records []any) error { return f(ctx, records) }
+
+// Worker does a machine's jobs; Do may block and must stop when ctx ends.
+type Worker interface {
+	Do(ctx context.Context, spec any) (any, error)
+}
+
+// WorkerFunc adapts a function to Worker.
+type WorkerFunc func(ctx context.Context, spec any) (any, error)
+
+// Do calls f.
+func (f WorkerFunc) Do(ctx context.Context, spec any) (any, error) { return f(ctx, spec) }
+
+// Config configures a Driver. Machine is required; the rest has defaults.
+type Config[M any] struct {
+	// Name prefixes the driver's own log lines ("dupserver", ...).
+	Name    string
+	Machine Machine[M]
+	// Listeners are accepted from; a connection's Connected event carries
+	// the listener's tag.
+	Listeners map[string]Listener[M]
+	// Dialer opens the connections a batch's Dial asks for.
+	Dialer Dialer[M]
+	// Storage applies Persist records (nil: a batch with records stops the
+	// driver with an error).
+	Storage Storage
+	// Worker does the jobs of Work (nil: a batch with jobs stops the
+	// driver with an error).
+	Worker Worker
+	// MaxWork bounds the jobs running at once (64 if <= 0); further jobs
+	// wait, in order.
+	MaxWork int
+	// Clock gives the events' Now and the timers (RealClock if nil).
+	Clock Clock
+	// TickInterval is the regular Tick (1 s if 0; none if < 0).
+	TickInterval time.Duration
+	// Logger receives the machine's log lines and the driver's own.
+	Logger *slog.Logger
+	// EventQueue bounds the events waiting for the loop (4096 if <= 0).
+	EventQueue int
+	// MaxSteps bounds the events stepped before one Ready (64 if <= 0).
+	MaxSteps int
+}
+
+// Stats count what a driver did.
+type Stats struct {
+	Events, Batches, Sent, SendFailures, Records, Jobs, Conns uint64
+}
+
+// Driver runs one Machine: it owns the goroutines, connections, storage,
+// workers and clock, and steps the machine from one goroutine.
+type Driver[M any] struct {
+	cfg     Config[M]
+	log     *slog.Logger
+	events  chan Event[M]
+	stop    chan struct{}
+	nextID  atomic.Uint64
+	wg      sync.WaitGroup
+	mu      sync.Mutex // guards closing against wg.Add
+	closing bool
+
+	// Owned by the loop goroutine.
+	conns   map[Peer]Conn[M]
+	waiting []Job
+	running int
+
+	stats struct {
+		events, batches, sent, sendFailures, records, jobs, conns atomic.Uint64
+	}
+	started atomic.Bool
+	ctx     context.Context
+}
+
+// New returns a driver for cfg.
+func New[M any](cfg Config[M]) *Driver[M] {
+	if cfg.MaxWork <= 0 {
+		cfg.MaxWork = 64
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = RealClock{}
+	}
+	if cfg.TickInterval == 0 {
+		cfg.TickInterval = time.Second
+	}
+	if cfg.EventQueue <= 0 {
+		cfg.EventQueue = 4096
+	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = 64
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Name == "" {
+		cfg.Name = "loop"
+	}
+	return &Driver[M]{cfg: cfg, log: log, events: make(chan Event[M], cfg.EventQueue),
+		stop: make(chan struct{}), conns: map[Peer]Conn[M]{}}
+}
+
+// Stats returns the driver's counters.
+func (d *Driver[M]) Stats() Stats {
+	return Stats{Events: d.stats.events.Load(), Batches: d.stats.batches.Load(), Sent: d.stats.sent.Load(),
+		SendFailures: d.stats.sendFailures.Load(), Records: d.stats.records.Load(), Jobs: d.stats.jobs.Load(),
+		Conns: d.stats.conns.Load()}
+}
+
+// goAdd counts a goroutine of the driver, or reports false once it stops.
+func (d *Driver[M]) goAdd() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closing {
+		return false
+	}
+	d.wg.Add(1)
+	return true
+}
+
+// post hands an event to the loop; false once the driver stopped.
+func (d *Driver[M]) post(ev Event[M]) bool {
+	select {
+	case d.events <- ev:
+		return true
+	case <-d.stop:
+		return false
+	}
+}
+
+// Inject steps the machine with an Input event carrying m.
+func (d *Driver[M]) Inject(ctx context.Context, m M) error {
+	select {
+	case d.events <- Event[M]{Kind: Input, Msg: m}:
+		return nil
+	case <-d.stop:
+		return errors.New("loop: driver stopped")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// call is a function run on the loop goroutine (Do).
+type call struct {
+	fn   func(now time.Time)
+	done chan struct{}
+}
+
+// Do runs fn on the loop goroutine, where it may read and change the
+// machine (an operator's query or command), then applies the machine's
+// batch. It returns once fn has run.
+func (d *Driver[M]) Do(ctx context.Context, fn func(now time.Time)) error {
+	c := call{fn: fn, done: make(chan struct{})}
+	select {
+	case d.events <- Event[M]{Kind: Input, Result: c}:
+	case <-d.stop:
+		return errors.New("loop: driver stopped")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-c.done:
+		return nil
+	case <-d.stop:
+		return errors.New("loop: driver stopped")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Serve runs a connection made elsewhere (an in-memory pipe) through the
+// driver until it closes; Run must be running or start soon.
+func (d *Driver[M]) Serve(ctx context.Context, tag string, c Conn[M]) error {
+	if !d.goAdd() {
+		c.Close()
+		return errors.New("loop: driver stopped")
+	}
+	defer d.wg.Done()
+	return d.runConn(ctx, tag, c)
+}
+
+func (d *Driver[M]) runConn(ctx context.Context, tag string, c Conn[M]) error {
+	id := Peer(d.nextID.Add(1))
+	if !d.post(Event[M]{Kind: Connected, Peer: id, Tag: tag, Addr: c.RemoteAddr(), Result: c}) {
+		c.Close()
+		return errors.New("loop: driver stopped")
+	}
+	err := c.Run(ctx, func(m M) bool { return d.post(Event[M]{Kind: Received, Peer: id, Msg: m}) })
+	d.post(Event[M]{Kind: Closed, Peer: id, Err: err})
+	return err
+}
+
+// Run runs the machine until ctx ends or storage fails.
+func (d *Driver[M]) Run(ctx context.Context) (err error) {
+	if d.started.Swap(true) {
+		return errors.New("loop: driver already running")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	d.ctx = ctx
+	defer func() {
+		cancel()
+		for _, l := range d.cfg.Listeners {
+			l.Close()
+		}
+		for _, c := range d.conns {
+			c.Close()
+		}
+		d.mu.Lock()
+		d.closing = true
+		d.mu.Unlock()
+		close(d.stop)
+		d.wg.Wait()
+	}()
+	for tag, l := range d.cfg.Listeners {
+		if !d.goAdd() {
+			break
+		}
+		go func() {
+			defer d.wg.Done()
+			d.accept(ctx, tag, l)
+		}()
+	}
+	clock := d.cfg.Clock
+	var timerC <-chan time.Time
+	stopTimer := func() {}
+	var due time.Time
+	setDue := func(t time.Time) {
+		if t.IsZero() || (!due.IsZero() && !t.Before(due)) {
+			return
+		}
+		stopTimer()
+		due = t
+		timerC, stopTimer = clock.Timer(max(t.Sub(clock.Now()), 0))
+	}
+	regular := func(now time.Time) {
+		if d.cfg.TickInterval > 0 {
+			setDue(now.Add(d.cfg.TickInterval))
+		}
+	}
+	defer func() { stopTimer() }()
+	regular(clock.Now())
+	for {
+		var ev Event[M]
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timerC:
+			due, timerC = time.Time{}, nil
+			now := clock.Now()
+			regular(now)
+			ev = Event[M]{Kind: Tick, Now: now}
+		case ev = <-d.events:
+		}
+		// Step this event and whatever else is already waiting, then
+		// apply one batch.
+		for n := 0; ; n++ {
+			d.step(ev)
+			if n+1 >= d.cfg.MaxSteps {
+				break
+			}
+			more := false
+			select {
+			case ev = <-d.events:
+				more = true
+			default:
+			}
+			if !more {
+				break
+			}
+		}
+		b := d.cfg.Machine.Ready()
+		if err := d.apply(ctx, &b); err != nil {
+			return err
+		}
+		d.cfg.Machine.Advance()
+		setDue(b.Wake)
+	}
+}
+
+// step gives one event to the machine, keeping the driver's own books.
+func (d *Driver[M]) step(ev Event[M]) {
+	d.stats.events.Add(1)
+	if ev.Now.IsZero() {
+		ev.Now = d.cfg.Clock.Now()
+	}
+	switch ev.Kind {
+	case Connected:
+		if c, ok := ev.Result.(Conn[M]); ok {
+			d.conns[ev.Peer] = c
+			d.stats.conns.Add(1)
+		}
+		ev.Result = nil
+	case Closed:
+		delete(d.conns, ev.Peer)
+	case Result:
+		d.running--
+		d.startWaiting()
+	case Input:
+		if c, ok := ev.Result.(call); ok {
+			c.fn(ev.Now)
+			close(c.done)
+			return
+		}
+	}
+	d.cfg.Machine.Step(ev)
+}
+
+// apply carries out a batch in the contract's order.
+func (d *Driver[M]) apply(ctx context.Context, b *Batch[M]) error {
+	if b.Empty() {
+		return nil
+	}
+	d.stats.batches.Add(1)
+	if len(b.Persist) > 0 {
+		if d.cfg.Storage == nil {
+			return fmt.Errorf("loop: %s: %d records to persist and no storage", d.cfg.Name, len(b.Persist))
+		}
+		if err := d.cfg.Storage.Apply(ctx, b.Persist); err != nil {
+			return fmt.Errorf("loop: %s: persist: %w", d.cfg.Name, err)
+		}
+		d.stats.records.Add(uint64(len(b.Persist)))
+	}
+	for _, e := range b.Out {
+		c := d.conns[e.To]
+		if c == nil {
+			continue // closed meanwhile; the machine hears of it as Closed
+		}
+		if e.Close {
+			if e.Reason != "" {
+				d.log.Info(d.cfg.Name+": closing connection", "peer", e.To, "remote", c.RemoteAddr(), "reason", e.Reason)
+			}
+			c.Close()
+			continue
+		}
+		if err := c.TrySend(e.Msg, e.Priority); err != nil {
+			// A peer that does not read is cut off rather than let its
+			// queue grow without bound.
+			d.stats.sendFailures.Add(1)
+			d.log.Warn(d.cfg.Name+": cannot send, closing the connection", "peer", e.To, "remote", c.RemoteAddr(), "err", err)
+			c.Close()
+			continue
+		}
+		d.stats.sent.Add(1)
+	}
+	for _, r := range b.Dial {
+		if err := d.dial(ctx, r); err != nil {
+			return err
+		}
+	}
+	if len(b.Work) > 0 {
+		if d.cfg.Worker == nil {
+			return fmt.Errorf("loop: %s: %d jobs and no worker", d.cfg.Name, len(b.Work))
+		}
+		d.waiting = append(d.waiting, b.Work...)
+		d.startWaiting()
+	}
+	for _, l := range b.Logs {
+		d.log.Log(ctx, l.Level, l.Msg, l.Args...)
+	}
+	return nil
+}
+
+func (d *Driver[M]) dial(ctx context.Context, r DialReq) error {
+	if d.cfg.Dialer == nil {
+		return fmt.Errorf("loop: %s: dial %s and no dialer", d.cfg.Name, r.Addr)
+	}
+	if !d.goAdd() {
+		return nil
+	}
+	go func() {
+		defer d.wg.Done()
+		c, err := d.cfg.Dialer.Dial(ctx, r.Addr)
+		if err != nil {
+			d.post(Event[M]{Kind: DialFailed, Tag: r.Tag, Addr: r.Addr, Err: err})
+			return
+		}
+		d.runConn(ctx, r.Tag, c)
+	}()
+	return nil
+}
+
+func (d *Driver[M]) startWaiting() {
+	for len(d.waiting) > 0 && d.running < d.cfg.MaxWork {
+		j := d.waiting[0]
+		d.waiting = d.waiting[1:]
+		if !d.goAdd() {
+			return
+		}
+		d.running++
+		d.stats.jobs.Add(1)
+		ctx := d.ctx
+		go func() {
+			defer d.wg.Done()
+			res, err := d.cfg.Worker.Do(ctx, j.Spec)
+			d.post(Event[M]{Kind: Result, Job: j.ID, Result: res, Err: err})
+		}()
+	}
+}
+
+func (d *Driver[M]) accept(ctx context.Context, tag string, l Listener[M]) {
+	for {
+		c, err := l.Accept(ctx)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, ErrClosed) {
+				return
+			}
+			d.log.Warn(d.cfg.Name+": accept", "listener", tag, "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		if !d.goAdd() {
+			c.Close()
+			return
+		}
+		go func() {
+			defer d.wg.Done()
+			d.runConn(ctx, tag, c)
+		}()
+	}
+}
