@@ -94,6 +94,10 @@ type Message struct {
 	// may carry several parameters separated by SP (section 2.2).
 	B64  []bool
 	Data []byte
+	// Err is set, by Codec.Decode only, on a line that could not be
+	// parsed: the connection goes on, and the receiver logs it (or answers
+	// it when it can tell the task).
+	Err error
 }
 
 // Arg returns positional argument i as a string, or "" when absent.
@@ -448,4 +452,12 @@ func cloneMessage(m Message) Message {
 		m.Named[i].Value = bytes.Clone(m.Named[i].Value)
 	}
 	return m
+}
+
+func strs(b [][]byte) []string {
+	out := make([]string, len(b))
+	for i, x := range b {
+		out[i] = string(x)
+	}
+	return out
 }

@@ -45,14 +45,6 @@ var specExamples = []struct {
 	{name: "4.5 forget 130", line: "#forget 130\n", cmd: "forget", args: []string{"130"}, exact: true},
 }
 
-func strs(b [][]byte) []string {
-	out := make([]string, len(b))
-	for i, x := range b {
-		out[i] = string(x)
-	}
-	return out
-}
-
 func TestSpecExamples(t *testing.T) {
 	for _, ex := range specExamples {
 		t.Run(ex.name, func(t *testing.T) {
