@@ -110,22 +110,22 @@ type mtask struct {
 // heartbeats and gives up a silent worker's work. It does no I/O.
 type Master struct {
 	loop.Base[Message]
-	cfg      MasterConfig
-	workers  []*mworker
-	byPeer   map[loop.Peer]*mworker
-	targets  []*mtarget
-	producer map[string]*mtarget
-	holders  map[string]map[int]bool
-	initial  map[string]map[int]bool
-	xfers    map[string]map[int]*xfer // file -> destination -> transfer
-	xfail    map[string]int           // "file@dst" -> failed transfers
-	tasks    map[string]*mtask
-	nextTask uint64
-	rnd      *rand.Rand
-	started  bool
+	cfg       MasterConfig
+	workers   []*mworker
+	byPeer    map[loop.Peer]*mworker
+	targets   []*mtarget
+	producer  map[string]*mtarget
+	holders   map[string]map[int]bool
+	initial   map[string]map[int]bool
+	xfers     map[string]map[int]*xfer // file -> destination -> transfer
+	xfail     map[string]int           // "file@dst" -> failed transfers
+	tasks     map[string]*mtask
+	nextTask  uint64
+	rnd       *rand.Rand
+	started   bool
 	finishing bool
-	ended    bool
-	now      time.Time
+	ended     bool
+	now       time.Time
 }
 
 // Defaults of MasterConfig.
