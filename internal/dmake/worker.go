@@ -2,6 +2,7 @@ package dmake
 
 import (
 	"fmt"
+	"sort"
 	"log/slog"
 	"path"
 	"strconv"
@@ -74,6 +75,7 @@ type jobRef struct {
 	peer loop.Peer
 	task string
 	kind string
+	hb   JobHeartbeat
 }
 
 // Worker is the protocol client's machine (3.3): one per worker process,
@@ -129,8 +131,13 @@ func (w *Worker) Step(ev loop.Event[Message]) {
 			return
 		}
 		w.log(slog.LevelInfo, "master disconnected; aborting its tasks", "peer", ev.Peer, "tasks", len(c.tasks))
+		ids := make([]string, 0, len(c.tasks))
 		for id := range c.tasks {
-			w.Pending.Work = append(w.Pending.Work, loop.Job{ID: 0, Spec: JobRelease{Key: TaskKey{ev.Peer, id}}})
+			ids = append(ids, id)
+		}
+		sort.Slice(ids, func(i, j int) bool { return len(ids[i]) < len(ids[j]) || len(ids[i]) == len(ids[j]) && ids[i] < ids[j] })
+		for _, id := range ids {
+			w.job(ev.Peer, id, "ignore", JobRelease{Key: TaskKey{ev.Peer, id}})
 		}
 		delete(w.conns, ev.Peer)
 	case loop.Received:
@@ -418,7 +425,10 @@ func (w *Worker) requestHeartbeat(p loop.Peer, c *wconn, m *Message) {
 		}
 		spec.ID, spec.HasID = n, true
 	}
-	w.job(p, "", "heartbeat", spec)
+	id := w.job(p, "", "heartbeat", spec)
+	ref := w.jobs[id]
+	ref.hb = spec
+	w.jobs[id] = ref
 }
 
 // HeartbeatInfo builds the heartbeat_info dictionary (2.2.3.2).
@@ -466,8 +476,7 @@ func (w *Worker) result(ev loop.Event[Message]) {
 		if ev.Err != nil {
 			w.log(slog.LevelWarn, "heartbeat facts", "err", ev.Err)
 		}
-		spec := facts.Spec
-		b, _ := marshal.Encode(HeartbeatInfo(spec, w.cfg.PID, facts))
+		b, _ := marshal.Encode(HeartbeatInfo(ref.hb, w.cfg.PID, facts))
 		w.send(ref.peer, &Message{Name: CmdHeartbeat, Args: [][]byte{b}})
 		return
 	case "simple":

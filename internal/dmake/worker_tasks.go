@@ -45,7 +45,7 @@ type (
 	JobSinkReceive struct {
 		Key      TaskKey
 		Path     string
-		Transfer []byte
+		Transfer string
 		Compress bool
 	}
 	// JobSourceStat measures the file to send (Result: int64, its size).
@@ -59,7 +59,7 @@ type (
 		Key      TaskKey
 		Path     string
 		Addr     string
-		Transfer []byte
+		Transfer string
 		Compress bool
 	}
 	// JobRemove removes files (Result: nil).
@@ -96,7 +96,6 @@ type SinkDone struct {
 
 // HeartbeatFacts is what a heartbeat reports.
 type HeartbeatFacts struct {
-	Spec               JobHeartbeat
 	DiskMB             int64
 	TmpBytes, TmpFiles int64
 }
@@ -372,7 +371,7 @@ func (w *Worker) taskResult(p loop.Peer, c *wconn, t *wtask, kind string, ev loo
 		t.port = ev.Result.(int)
 		t.slotted = true
 		w.sendLine(p, CmdSlot, TypeNetsink, t.id, strconv.Itoa(t.port))
-		t.job = w.job(p, t.id, "sink-receive", JobSinkReceive{Key: key, Path: t.path, Transfer: t.key, Compress: t.compress})
+		t.job = w.job(p, t.id, "sink-receive", JobSinkReceive{Key: key, Path: t.path, Transfer: string(t.key), Compress: t.compress})
 	case "sink-receive":
 		d := ev.Result.(SinkDone)
 		if d.Mismatch {
@@ -387,7 +386,7 @@ func (w *Worker) taskResult(p loop.Peer, c *wconn, t *wtask, kind string, ev loo
 		t.slotted = true
 		w.sendLine(p, CmdSlot, TypeNetsource, t.id, strconv.FormatInt(ev.Result.(int64), 10))
 		addr := t.host + ":" + strconv.Itoa(t.port)
-		t.job = w.job(p, t.id, "source-send", JobSourceSend{Key: key, Path: t.path, Addr: addr, Transfer: t.key, Compress: t.compress})
+		t.job = w.job(p, t.id, "source-send", JobSourceSend{Key: key, Path: t.path, Addr: addr, Transfer: string(t.key), Compress: t.compress})
 	case "source-send":
 		t.progress = ev.Result.(int64)
 		w.finish(p, c, t, StatusCompleted, strconv.FormatInt(t.progress, 10))
