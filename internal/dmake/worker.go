@@ -2,9 +2,9 @@ package dmake
 
 import (
 	"fmt"
-	"sort"
 	"log/slog"
 	"path"
+	"sort"
 	"strconv"
 	"time"
 
