@@ -306,6 +306,16 @@ func (w *Worker) simpleCommand(p loop.Peer, c *wconn, m *Message) {
 			resolved = append(resolved, a) // the path-token is a string
 			continue
 		}
+		if strings.HasPrefix(cmd, "create_builddirs") && i > 0 {
+			// build-dir, input-dir and tmp-dir are names inside parent-dir
+			// (tmp-dir inside build-dir).
+			if a = Slashes(a); path.IsAbs(a) || hasDotDot(a) {
+				w.fail(p, id, "%s: %q must be a relative name", cmd, a)
+				return
+			}
+			resolved = append(resolved, a)
+			continue
+		}
 		r, err := w.resolve(c, a)
 		if err != nil {
 			w.fail(p, id, "%v", err)
@@ -313,7 +323,25 @@ func (w *Worker) simpleCommand(p loop.Peer, c *wconn, m *Message) {
 		}
 		resolved = append(resolved, r)
 	}
-	w.job(p, id, "simple", JobSimple{Cmd: cmd, Args: resolved})
+	// simple_command runs synchronously (3.3.5.2.5): one at a time per
+	// connection, in the order received.
+	c.simpleQ = append(c.simpleQ, queuedSimple{id: id, job: JobSimple{Cmd: cmd, Args: resolved}})
+	w.nextSimple(p, c)
+}
+
+type queuedSimple struct {
+	id  string
+	job JobSimple
+}
+
+func (w *Worker) nextSimple(p loop.Peer, c *wconn) {
+	if c.simpleBusy || len(c.simpleQ) == 0 {
+		return
+	}
+	q := c.simpleQ[0]
+	c.simpleQ = c.simpleQ[1:]
+	c.simpleBusy = true
+	w.job(p, q.id, "simple", q.job)
 }
 
 func firstOr(a []string) string {
