@@ -196,7 +196,7 @@ func (e *Executor) sourceSend(ctx context.Context, j JobSourceSend) (any, error)
 	}
 	bw := bufio.NewWriterSize(cw, 1<<16)
 	if j.Compress {
-		zw := zlib.NewWriter(bw)
+		zw, _ := zlib.NewWriterLevel(bw, zlib.BestSpeed)
 		_, err = io.Copy(zw, f)
 		if err == nil {
 			err = zw.Close()

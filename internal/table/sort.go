@@ -58,6 +58,40 @@ func (o *SortOptions) compare(a, b []byte) int {
 	return bytes.Compare(a, b)
 }
 
+// sortRec is a record in memory with its first key's bytes found once.
+type sortRec struct {
+	b, k []byte
+}
+
+func (o *SortOptions) newRec(b []byte) sortRec {
+	r := sortRec{b: b}
+	if len(o.Keys) > 0 {
+		r.k = span(b, o.Keys[0].Start, o.Keys[0].End)
+	}
+	return r
+}
+
+// compareRecs is compare with the first key taken from the records' cache.
+func (o *SortOptions) compareRecs(a, b sortRec) int {
+	if len(o.Keys) == 0 {
+		return bytes.Compare(a.b, b.b)
+	}
+	k := o.Keys[0]
+	var c int
+	if k.Numeric {
+		c = numCompare(a.k, b.k)
+	} else {
+		c = bytes.Compare(a.k, b.k)
+	}
+	if k.Reverse {
+		c = -c
+	}
+	if c != 0 {
+		return c
+	}
+	return o.compare(a.b, b.b)
+}
+
 // numCompare compares two numbers as GNU sort -n does in the C locale: an
 // optional '-', digits, an optional '.' and digits; whatever follows is
 // ignored and a field without a number is 0.
@@ -119,7 +153,7 @@ func parseNum(s []byte) (neg bool, intPart, frac []byte) {
 }
 
 // recOverhead is what one record costs in memory beyond its bytes.
-const recOverhead = 24
+const recOverhead = 48
 
 // Sort sorts the records of inputs into output with the options of
 // jsort2. It never holds more than opt.Mem bytes of records: beyond that
@@ -141,7 +175,7 @@ func Sort(ctx context.Context, inputs []string, output string, opt SortOptions) 
 		sources = inputs
 	} else {
 		var err error
-		var last [][]byte
+		var last []sortRec
 		runs, last, err = makeRuns(ctx, inputs, dir, &opt)
 		if err != nil {
 			return err
@@ -161,13 +195,13 @@ func Sort(ctx context.Context, inputs []string, output string, opt SortOptions) 
 // makeRuns reads the inputs in chunks of at most opt.Mem bytes, sorts each
 // and spills it to a run file. When everything fits in one chunk nothing
 // is spilled and the sorted records are returned instead.
-func makeRuns(ctx context.Context, inputs []string, dir string, opt *SortOptions) ([]string, [][]byte, error) {
+func makeRuns(ctx context.Context, inputs []string, dir string, opt *SortOptions) ([]string, []sortRec, error) {
 	var runs []string
-	var recs [][]byte
+	var recs []sortRec
 	chunk := make([]byte, 0, min(opt.Mem, 64<<20))
 	var used int64
 	flush := func() error {
-		slices.SortStableFunc(recs, opt.compare)
+		slices.SortStableFunc(recs, opt.compareRecs)
 		f, err := os.CreateTemp(dir, ".sortrun-*")
 		if err != nil {
 			return fmt.Errorf("table: sort: %w", err)
@@ -198,7 +232,7 @@ func makeRuns(ctx context.Context, inputs []string, dir string, opt *SortOptions
 			}
 			start := len(chunk)
 			chunk = append(chunk, rec...)
-			recs = append(recs, chunk[start:len(chunk):len(chunk)])
+			recs = append(recs, opt.newRec(chunk[start:len(chunk):len(chunk)]))
 			used += need
 			return nil
 		}); err != nil {
@@ -206,7 +240,7 @@ func makeRuns(ctx context.Context, inputs []string, dir string, opt *SortOptions
 		}
 	}
 	if len(runs) == 0 {
-		slices.SortStableFunc(recs, opt.compare)
+		slices.SortStableFunc(recs, opt.compareRecs)
 		return nil, recs, nil
 	}
 	if len(recs) > 0 {
@@ -217,17 +251,17 @@ func makeRuns(ctx context.Context, inputs []string, dir string, opt *SortOptions
 	return runs, nil, nil
 }
 
-func writeRecs(w *bufio.Writer, recs [][]byte, opt *SortOptions) error {
+func writeRecs(w *bufio.Writer, recs []sortRec, opt *SortOptions) error {
 	var prev []byte
 	for i, r := range recs {
-		if opt.Unique && i > 0 && opt.compare(prev, r) == 0 {
+		if opt.Unique && i > 0 && opt.compare(prev, r.b) == 0 {
 			continue
 		}
-		w.Write(r)
+		w.Write(r.b)
 		if err := w.WriteByte('\n'); err != nil {
 			return fmt.Errorf("table: sort: %w", err)
 		}
-		prev = r
+		prev = r.b
 	}
 	return nil
 }
