@@ -60,4 +60,126 @@
 //
 // Transfer keys (2.2.1.3) are "-" path "-" a 64-bit random number in base
 // 10; TransferKey and ParseTransferKey build and split them.
+//
+// # Roles
+//
+// Worker and Master are internal/loop machines (Step / Ready / Advance):
+// events in (a connection up or down, a line received, a tick, a job's
+// result), one batch out (lines to send, dials, jobs, log lines). They own
+// no goroutine, socket, file or clock. The worker's jobs (child processes,
+// transfers, file operations, free-space and heartbeat measurements: the
+// Job* types) run on Executor; RunWorker and RunMaster wire a machine to
+// loop's driver over TCP with Codec. Traces under testdata/ drive the
+// worker machine line by line (section 4's examples among them).
+//
+// # Decisions where the spec is silent
+//
+// Registry (3.2.3, 3.3.3). The configuration server the spec registers
+// "fdmworker" with is not public, and trawl's name server does not exist
+// yet: the master takes its workers from --worker HOST:PORT flags, worker i
+// being the i-th flag. A worker listens on base port + 310.
+//
+// Worker.
+//   - One machine serves every master connection; the working directory
+//     (cd), the environment (setenv), the disk limit and the task
+//     identifiers belong to the connection. When a connection closes, its
+//     running tasks are killed: a master that is gone cannot collect them.
+//   - Every path a master names must resolve inside the worker's --data
+//     directory; cd, netsink, netsource, remove-files and simple_command
+//     answer #error (or log, for cd) otherwise.
+//   - shell: "#shell #umask=54 <id> cmd /C <command> [args]"; the umask and
+//     "cmd /C" are ignored as the spec says (merge.pyc's "umask=54" without
+//     '#' is accepted). Without --allow-shell only the table programs run, as
+//     "trawl table ..." children: jsort2.exe (and jsort2) -> sort, "cobra
+//     <path>\merge.pyc" -> merge, reduce.pyc -> reduce, split.pyc -> split,
+//     pythontasks.pyc -> pythontasks (see internal/table); their arguments
+//     are variable-expanded, '\' becomes '/', and none may leave the
+//     worker's directory. With --allow-shell any other command is executed
+//     directly (no shell) with its expanded arguments. The child leads its
+//     own process group, has stdin open (close-stdin closes it), and its
+//     stdout and stderr (the first MiB of each) are relayed as #stdout and
+//     #stderr before #finish; #stderr is sent only when the child wrote to
+//     stderr, since a master takes it as failure (3.2.5.7). The slot carries
+//     the child's PID, the finish its exit code.
+//   - remove-files: "#remove-files <id> [inputdir=<dir>] <file>..." (also
+//     #inputdir= as a named argument); a missing file is not an error. On
+//     POSIX unlinking a name never changes another hard link's mode, which
+//     is all the mirror rule asks.
+//   - simple_command runs one at a time per connection, in order. Read-only
+//     means no write bit; markfile clears them. A directory_listing is
+//     "size SP name LF" sorted by name, deep names relative with '/'.
+//     create_builddirs' build, input and tmp names must be relative.
+//   - Free disk is measured every 10 s (--disk-check); below the limit
+//     (disk_limit, 2000 MB until one arrives) every running task of that
+//     connection is aborted (finish aborted) and new generic-response
+//     commands get #error, except remove-files, which frees space.
+//   - heartbeat_info is an MS-FSWCU dictionary {id, pid, disk_mb, load: 0,
+//     tmpsize: (tmp, (bytes, files))}, base64 on the wire; task-info is
+//     task_info or task_info_copy, with class names "__main__.shell_task"
+//     and "__main__.remove_file_task", and progress the bytes known when
+//     the transfer ended (0 before).
+//   - A netsink whose key does not match sends #info, no finish, listens on
+//     a new port and sends a new slot. The netsink writes under a temporary
+//     name and renames when the netsource closes; both sides report the
+//     bytes of the file part as it crossed the channel (compressed with
+//     "compress", zlib level 1). The netsource retries its connection with
+//     backoff (50 ms doubling to 2 s) until it connects or is aborted.
+//
+// Master.
+//   - A build starts with cd <dir>, setenv LANG C, setenv LC_ALL C, the
+//     build's own setenv lines and disk_limit, sent to every worker on every
+//     (re)connection.
+//   - A target is assigned, when all its inputs exist on a connected worker,
+//     to the connected worker with a free slot (--slots, 2) that holds most
+//     of its inputs; the missing ones are moved there first, each by a
+//     netsink/netsource pair from the lowest-numbered connected holder. A
+//     transfer counts only when both sides finished completed with equal
+//     byte counts; otherwise the other side is aborted and, once both sides
+//     are finished, it is tried again (5 times at most for a file and a
+//     worker). #finish is always answered with #forget.
+//   - A target succeeds when its shell finished completed with code 0 and
+//     no #stderr came; a failed command runs again (3 runs at most, then
+//     the build fails); #error and aborted finishes (a worker short of disk)
+//     put the target back without counting it, and keep that worker out of
+//     new assignments for 2 s.
+//   - Files nobody needs: once no unfinished target reads a file, every copy
+//     is removed (remove-files), except the kept copy and the initial copies
+//     the build file placed. Kept files are moved to their worker once every
+//     target is done; then finish-tasks goes to every worker and the build
+//     ends when all acknowledged and every removal finished.
+//   - request_heartbeat goes to each worker every --heartbeat (15 s); any
+//     line from a worker counts as a sign of life. A worker silent for
+//     --heartbeat-timeout (900 s) is given up: its connection is closed,
+//     its running targets go to others, the files only it held are
+//     forgotten, and the targets that produced them, when still needed, run
+//     again (recursively). A lost connection is redialled every second; the
+//     targets running there are put back at once (the worker killed them),
+//     and its files wait for it until the heartbeat timeout. An initial file
+//     lost with its workers fails the build.
+//   - Restart: the master keeps no state on disk. A restarted master runs
+//     the whole build again from the initial files: the old connections'
+//     tasks were killed by the workers when the old master died, every
+//     output is written under a temporary name and renamed when complete,
+//     and every transfer overwrites its destination, so a re-run never
+//     reads a partial file and never yields a wrong output; it only costs
+//     the time of the work done before.
+//
+// # Build files
+//
+// A build file is lines of directives; '#' starts a comment; the lines of a
+// target are indented:
+//
+//	dir build                       working directory on every worker (relative to --data)
+//	setenv NAME VALUE               sent after LANG=C and LC_ALL=C
+//	disk_limit 100                  sent with disk_limit (MB)
+//	file data.txt 0 2               data.txt is on workers 0 and 2 before the build
+//	target sort0                    a task: its inputs, outputs and command
+//	  in part.0
+//	  out sorted.0
+//	  run jsort2.exe -S 200M -T . -k1,1 part.0 -o sorted.0
+//	keep sorted.0 1                 at the end sorted.0 is on worker 1
+//
+// Each output has one producer; every input is an initial file or some
+// target's output; cycles are refused. The run line is sent as the shell
+// command after "cmd /C", its words as they are.
 package dmake
