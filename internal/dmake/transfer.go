@@ -92,22 +92,21 @@ func (e *Executor) sinkReceive(ctx context.Context, j JobSinkReceive) (any, erro
 	}
 	tmp := f.Name()
 	cr := &countingReader{r: conn}
-	var src io.Reader = bufio.NewReaderSize(cr, 1<<16)
+	var received int64
 	if j.Compress {
-		zr, err := zlib.NewReader(src)
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-			return nil, fmt.Errorf("dmake: netsink: %w", err)
+		var zr io.ReadCloser
+		zr, err = zlib.NewReader(bufio.NewReaderSize(cr, 1<<16))
+		if err == nil {
+			_, err = io.Copy(f, zr)
 		}
-		src = zr
-	}
-	_, err = io.Copy(f, src)
-	if j.Compress && err == nil {
 		// The zlib stream must be followed by the end of the channel.
-		if n, _ := io.Copy(io.Discard, cr); n > 0 {
+		if n, _ := io.Copy(io.Discard, cr); err == nil && n > 0 {
 			err = errors.New("dmake: netsink: data after the zlib stream")
 		}
+		received = cr.n
+	} else {
+		// Plain: the kernel may splice the socket into the file.
+		received, err = io.Copy(f, conn)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -122,7 +121,7 @@ func (e *Executor) sinkReceive(ctx context.Context, j JobSinkReceive) (any, erro
 		os.Remove(tmp)
 		return nil, fmt.Errorf("dmake: netsink receiving %s: %w", j.Path, err)
 	}
-	return SinkDone{Bytes: cr.n}, nil
+	return SinkDone{Bytes: received}, nil
 }
 
 // countingWriter counts the bytes written through it, and with limit > 0
@@ -194,18 +193,25 @@ func (e *Executor) sourceSend(ctx context.Context, j JobSourceSend) (any, error)
 	if e.CutTransfer > 0 && e.cut.CompareAndSwap(false, true) {
 		cw.limit = e.CutTransfer
 	}
-	bw := bufio.NewWriterSize(cw, 1<<16)
-	if j.Compress {
-		zw, _ := zlib.NewWriterLevel(bw, zlib.BestSpeed)
-		_, err = io.Copy(zw, f)
-		if err == nil {
-			err = zw.Close()
+	var sent int64
+	if j.Compress || cw.limit > 0 {
+		bw := bufio.NewWriterSize(cw, 1<<16)
+		if j.Compress {
+			zw, _ := zlib.NewWriterLevel(bw, zlib.BestSpeed)
+			_, err = io.Copy(zw, f)
+			if err == nil {
+				err = zw.Close()
+			}
+		} else {
+			_, err = io.Copy(bw, f)
 		}
+		if err == nil {
+			err = bw.Flush()
+		}
+		sent = cw.n
 	} else {
-		_, err = io.Copy(bw, f)
-	}
-	if err == nil {
-		err = bw.Flush()
+		// Plain: the kernel may send the file itself (sendfile).
+		sent, err = io.Copy(conn, f)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("dmake: netsource sending %s: %w", j.Path, err)
@@ -213,5 +219,5 @@ func (e *Executor) sourceSend(ctx context.Context, j JobSourceSend) (any, error)
 	if tc, ok := conn.(*net.TCPConn); ok {
 		tc.CloseWrite()
 	}
-	return cw.n, nil
+	return sent, nil
 }

@@ -61,6 +61,7 @@ func (o *SortOptions) compare(a, b []byte) int {
 // sortRec is a record in memory with its first key's bytes found once.
 type sortRec struct {
 	b, k []byte
+	idx  int // input order: ties keep it, so an unstable sort is stable
 }
 
 func (o *SortOptions) newRec(b []byte) sortRec {
@@ -73,6 +74,13 @@ func (o *SortOptions) newRec(b []byte) sortRec {
 
 // compareRecs is compare with the first key taken from the records' cache.
 func (o *SortOptions) compareRecs(a, b sortRec) int {
+	if c := o.compareKeys(a, b); c != 0 {
+		return c
+	}
+	return a.idx - b.idx
+}
+
+func (o *SortOptions) compareKeys(a, b sortRec) int {
 	if len(o.Keys) == 0 {
 		return bytes.Compare(a.b, b.b)
 	}
@@ -153,7 +161,7 @@ func parseNum(s []byte) (neg bool, intPart, frac []byte) {
 }
 
 // recOverhead is what one record costs in memory beyond its bytes.
-const recOverhead = 48
+const recOverhead = 56
 
 // Sort sorts the records of inputs into output with the options of
 // jsort2. It never holds more than opt.Mem bytes of records: beyond that
@@ -201,7 +209,7 @@ func makeRuns(ctx context.Context, inputs []string, dir string, opt *SortOptions
 	chunk := make([]byte, 0, min(opt.Mem, 64<<20))
 	var used int64
 	flush := func() error {
-		slices.SortStableFunc(recs, opt.compareRecs)
+		slices.SortFunc(recs, opt.compareRecs)
 		f, err := os.CreateTemp(dir, ".sortrun-*")
 		if err != nil {
 			return fmt.Errorf("table: sort: %w", err)
@@ -232,7 +240,9 @@ func makeRuns(ctx context.Context, inputs []string, dir string, opt *SortOptions
 			}
 			start := len(chunk)
 			chunk = append(chunk, rec...)
-			recs = append(recs, opt.newRec(chunk[start:len(chunk):len(chunk)]))
+			r := opt.newRec(chunk[start:len(chunk):len(chunk)])
+			r.idx = len(recs)
+			recs = append(recs, r)
 			used += need
 			return nil
 		}); err != nil {
@@ -240,7 +250,7 @@ func makeRuns(ctx context.Context, inputs []string, dir string, opt *SortOptions
 		}
 	}
 	if len(runs) == 0 {
-		slices.SortStableFunc(recs, opt.compareRecs)
+		slices.SortFunc(recs, opt.compareRecs)
 		return nil, recs, nil
 	}
 	if len(recs) > 0 {
