@@ -144,7 +144,8 @@
 //     new assignments for 2 s.
 //   - Files nobody needs: once no unfinished target reads a file, every copy
 //     is removed (remove-files), except the kept copy and the initial copies
-//     the build file placed. Kept files are moved to their worker once every
+//     the build file placed. An output no target reads (a product of the
+//     build) and no keep line names stays where it was made. Kept files are moved to their worker once every
 //     target is done; then finish-tasks goes to every worker and the build
 //     ends when all acknowledged and every removal finished.
 //   - request_heartbeat goes to each worker every --heartbeat (15 s); any

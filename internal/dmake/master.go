@@ -2,6 +2,7 @@ package dmake
 
 import (
 	"fmt"
+	"sort"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -260,7 +261,7 @@ func (m *Master) nextWake() time.Time {
 func (m *Master) up(w *mworker, p loop.Peer) {
 	w.peer, w.state, w.everUp = p, wUp, true
 	m.byPeer[p] = w
-	w.lastHeard, w.nextHB, w.acked = m.now, m.now, false
+	w.lastHeard, w.nextHB, w.acked = m.now, m.now.Add(m.cfg.HeartbeatPeriod), false
 	m.log(slog.LevelInfo, "worker connected", "worker", w.addr)
 	m.send(w, New(CmdCd, m.cfg.Build.Dir))
 	m.send(w, New(CmdSetenv, "LANG", "C"))
@@ -285,7 +286,8 @@ func (m *Master) down(w *mworker) {
 		m.Pending.CloseConn(w.peer, "worker down")
 		w.state, w.downSince, w.nextDial = wDown, m.now, m.now.Add(redialEvery)
 	}
-	for id, t := range m.tasks {
+	for _, id := range m.taskIDs() {
+		t := m.tasks[id]
 		if t.worker != w.idx {
 			continue
 		}
@@ -303,7 +305,27 @@ func (m *Master) down(w *mworker) {
 			m.requeue(t, "its worker went away", false)
 		}
 	}
+	// Transfers from or to it: the other side is aborted.
+	for _, f := range sortedKeys(m.xfers) {
+		for _, dst := range sortedIntKeys(m.xfers[f]) {
+			if x := m.xfers[f][dst]; x.src == w.idx || x.dst == w.idx {
+				m.xferFailed(x, "a side went away")
+			}
+		}
+	}
 	w.busy = 0
+}
+
+// taskIDs lists the tasks in the order they were made.
+func (m *Master) taskIDs() []string {
+	ids := make([]string, 0, len(m.tasks))
+	for id := range m.tasks {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		return len(ids[i]) < len(ids[j]) || len(ids[i]) == len(ids[j]) && ids[i] < ids[j]
+	})
+	return ids
 }
 
 // dead gives a worker up: its files are forgotten; targets whose outputs
@@ -324,8 +346,8 @@ func (m *Master) dead(w *mworker) {
 func (m *Master) recoverLost() {
 	for changed := true; changed; {
 		changed = false
-		for f, hs := range m.holders {
-			if len(hs) > 0 || !m.needed(f) {
+		for _, f := range sortedKeys(m.holders) {
+			if hs := m.holders[f]; len(hs) > 0 || !m.needed(f) {
 				continue
 			}
 			p := m.producer[f]

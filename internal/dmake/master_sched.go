@@ -141,6 +141,7 @@ func (m *Master) finish(w *mworker, msg *Message) {
 			delete(m.xfers[x.file], x.dst)
 			if x.sinkBytes != x.srcBytes {
 				x.failed = true
+				m.log(slog.LevelWarn, "transfer failed", "file", x.file, "to", w.addr, "why", "byte counts differ", "sent", x.srcBytes, "received", x.sinkBytes)
 				m.countXferFailure(x, "byte counts differ")
 				return
 			}
@@ -316,8 +317,12 @@ func (m *Master) prepare(t *mtarget) {
 // placed it, nor a kept file on its worker.
 func (m *Master) collect() {
 	perWorker := map[int][]string{}
-	for f, hs := range m.holders {
+	for _, f := range sortedKeys(m.holders) {
+		hs := m.holders[f]
 		keepAt, kept := m.cfg.Build.Keep[f]
+		if !kept && !m.readByTargets(f) {
+			continue // a product of the build: it stays where it was made
+		}
 		stillNeeded := m.neededByTargets(f)
 		for _, i := range sortedInts(hs) {
 			if stillNeeded || (kept && i == keepAt) || m.initial[f][i] || m.workers[i].state != wUp {
@@ -340,6 +345,17 @@ func (m *Master) collect() {
 		t := m.newTask(w, TypeRemoveFiles)
 		m.send(w, New(CmdRemoveFiles, append([]string{t.id}, files...)...))
 	}
+}
+
+func (m *Master) readByTargets(f string) bool {
+	for _, t := range m.targets {
+		for _, in := range t.In {
+			if in == f {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (m *Master) neededByTargets(f string) bool {
@@ -375,7 +391,8 @@ func (m *Master) maybeFinish() {
 		}
 	}
 	placed := true
-	for f, wi := range m.cfg.Build.Keep {
+	for _, f := range sortedKeys(m.cfg.Build.Keep) {
+		wi := m.cfg.Build.Keep[f]
 		if m.holders[f][wi] {
 			continue
 		}

@@ -423,7 +423,7 @@ func (w *Worker) taskResult(p loop.Peer, c *wconn, t *wtask, kind string, ev loo
 	}
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
