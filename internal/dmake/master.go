@@ -2,10 +2,10 @@ package dmake
 
 import (
 	"fmt"
-	"sort"
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"sort"
 	"strconv"
 	"time"
 

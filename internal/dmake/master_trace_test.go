@@ -121,4 +121,6 @@ func mustDuration(t *testing.T, s string) time.Duration {
 	return d
 }
 
-func TestMasterTraces(t *testing.T) { looptest.Run[Message](t, "testdata/master_*.trace", masterHarness{}) }
+func TestMasterTraces(t *testing.T) {
+	looptest.Run[Message](t, "testdata/master_*.trace", masterHarness{})
+}
