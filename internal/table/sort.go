@@ -58,46 +58,64 @@ func (o *SortOptions) compare(a, b []byte) int {
 	return bytes.Compare(a, b)
 }
 
-// sortRec is a record in memory with its first key's bytes found once.
+// sortRec is a record held in a chunk: offsets into the chunk's buffer
+// (no pointers, so the collector never scans the index), its first key's
+// place found once, and its input order, the last tie-breaker, which makes
+// the unstable sort stable.
 type sortRec struct {
-	b, k []byte
-	idx  int // input order: ties keep it, so an unstable sort is stable
+	off, n, koff, kn, idx uint32
 }
 
-func (o *SortOptions) newRec(b []byte) sortRec {
-	r := sortRec{b: b}
-	if len(o.Keys) > 0 {
-		r.k = span(b, o.Keys[0].Start, o.Keys[0].End)
+// chunk is the records in memory between two spills.
+type chunk struct {
+	buf  []byte
+	recs []sortRec
+	opt  *SortOptions
+}
+
+func (c *chunk) add(rec []byte) {
+	off := len(c.buf)
+	c.buf = append(c.buf, rec...)
+	r := sortRec{off: uint32(off), n: uint32(len(rec)), koff: uint32(off), idx: uint32(len(c.recs))}
+	if len(c.opt.Keys) > 0 {
+		full := c.buf[off:]
+		if k := span(full[:len(rec)], c.opt.Keys[0].Start, c.opt.Keys[0].End); k != nil {
+			r.koff, r.kn = uint32(off+cap(full)-cap(k)), uint32(len(k))
+		}
 	}
-	return r
+	c.recs = append(c.recs, r)
 }
 
-// compareRecs is compare with the first key taken from the records' cache.
-func (o *SortOptions) compareRecs(a, b sortRec) int {
-	if c := o.compareKeys(a, b); c != 0 {
-		return c
-	}
-	return a.idx - b.idx
-}
+func (c *chunk) rec(r sortRec) []byte { return c.buf[r.off : r.off+r.n] }
 
-func (o *SortOptions) compareKeys(a, b sortRec) int {
+func (c *chunk) sort() { slices.SortFunc(c.recs, c.compare) }
+
+func (c *chunk) compare(a, b sortRec) int {
+	o := c.opt
 	if len(o.Keys) == 0 {
-		return bytes.Compare(a.b, b.b)
+		if x := bytes.Compare(c.rec(a), c.rec(b)); x != 0 {
+			return x
+		}
+		return int(a.idx) - int(b.idx)
 	}
 	k := o.Keys[0]
-	var c int
+	ka, kb := c.buf[a.koff:a.koff+a.kn], c.buf[b.koff:b.koff+b.kn]
+	var x int
 	if k.Numeric {
-		c = numCompare(a.k, b.k)
+		x = numCompare(ka, kb)
 	} else {
-		c = bytes.Compare(a.k, b.k)
+		x = bytes.Compare(ka, kb)
 	}
 	if k.Reverse {
-		c = -c
+		x = -x
 	}
-	if c != 0 {
-		return c
+	if x == 0 {
+		x = o.compare(c.rec(a), c.rec(b))
 	}
-	return o.compare(a.b, b.b)
+	if x == 0 {
+		x = int(a.idx) - int(b.idx)
+	}
+	return x
 }
 
 // numCompare compares two numbers as GNU sort -n does in the C locale: an
@@ -161,7 +179,10 @@ func parseNum(s []byte) (neg bool, intPart, frac []byte) {
 }
 
 // recOverhead is what one record costs in memory beyond its bytes.
-const recOverhead = 56
+const recOverhead = 20
+
+// maxSortMem bounds -S: chunk offsets are 32-bit.
+const maxSortMem = 2 << 30
 
 // Sort sorts the records of inputs into output with the options of
 // jsort2. It never holds more than opt.Mem bytes of records: beyond that
@@ -171,6 +192,7 @@ func Sort(ctx context.Context, inputs []string, output string, opt SortOptions) 
 	if opt.Mem <= 0 {
 		opt.Mem = DefaultSortMem
 	}
+	opt.Mem = min(opt.Mem, maxSortMem)
 	dir := filepath.Dir(output)
 	var runs []string
 	defer func() {
@@ -183,14 +205,14 @@ func Sort(ctx context.Context, inputs []string, output string, opt SortOptions) 
 		sources = inputs
 	} else {
 		var err error
-		var last []sortRec
+		var last *chunk
 		runs, last, err = makeRuns(ctx, inputs, dir, &opt)
 		if err != nil {
 			return err
 		}
 		if len(runs) == 0 {
 			return writeAtomic(output, func(w *bufio.Writer) error {
-				return writeRecs(w, last, &opt)
+				return last.write(w)
 			})
 		}
 		sources = runs
@@ -200,49 +222,53 @@ func Sort(ctx context.Context, inputs []string, output string, opt SortOptions) 
 	})
 }
 
-// makeRuns reads the inputs in chunks of at most opt.Mem bytes, sorts each
-// and spills it to a run file. When everything fits in one chunk nothing
-// is spilled and the sorted records are returned instead.
-func makeRuns(ctx context.Context, inputs []string, dir string, opt *SortOptions) ([]string, []sortRec, error) {
+// makeRuns reads the inputs in chunks of at most opt.Mem bytes (records
+// and index), sorts each and spills it to a run file. When everything fits
+// in one chunk nothing is spilled and the sorted chunk is returned instead.
+func makeRuns(ctx context.Context, inputs []string, dir string, opt *SortOptions) ([]string, *chunk, error) {
 	var runs []string
-	var recs []sortRec
-	chunk := make([]byte, 0, min(opt.Mem, 64<<20))
+	c := &chunk{opt: opt}
+	// Size the buffers once from the inputs (they never exceed opt.Mem).
+	var total int64
+	for _, in := range inputs {
+		if fi, err := os.Stat(in); err == nil {
+			total += fi.Size()
+		}
+	}
+	size := min(total+1, opt.Mem)
+	c.buf = make([]byte, 0, size)
+	c.recs = make([]sortRec, 0, size/32)
 	var used int64
 	flush := func() error {
-		slices.SortFunc(recs, opt.compareRecs)
+		c.sort()
 		f, err := os.CreateTemp(dir, ".sortrun-*")
 		if err != nil {
 			return fmt.Errorf("table: sort: %w", err)
 		}
 		runs = append(runs, f.Name())
 		w := bufio.NewWriterSize(f, 1<<16)
-		err = writeRecs(w, recs, opt)
+		err = c.write(w)
 		if err == nil {
 			err = w.Flush()
 		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
-		recs, used = recs[:0], 0
-		chunk = make([]byte, 0, cap(chunk))
+		c.buf, c.recs, used = c.buf[:0], c.recs[:0], 0
 		return err
 	}
 	for _, in := range inputs {
 		if err := forEachRecord(ctx, in, func(rec []byte) error {
+			if len(rec) >= maxSortMem/2 {
+				return fmt.Errorf("table: sort: a record of %d bytes", len(rec))
+			}
 			need := int64(len(rec)) + recOverhead
-			if used+need > opt.Mem && len(recs) > 0 {
+			if used+need > opt.Mem && len(c.recs) > 0 {
 				if err := flush(); err != nil {
 					return err
 				}
 			}
-			if len(chunk)+len(rec) > cap(chunk) {
-				chunk = make([]byte, 0, max(cap(chunk), len(rec)))
-			}
-			start := len(chunk)
-			chunk = append(chunk, rec...)
-			r := opt.newRec(chunk[start:len(chunk):len(chunk)])
-			r.idx = len(recs)
-			recs = append(recs, r)
+			c.add(rec)
 			used += need
 			return nil
 		}); err != nil {
@@ -250,10 +276,10 @@ func makeRuns(ctx context.Context, inputs []string, dir string, opt *SortOptions
 		}
 	}
 	if len(runs) == 0 {
-		slices.SortFunc(recs, opt.compareRecs)
-		return nil, recs, nil
+		c.sort()
+		return nil, c, nil
 	}
-	if len(recs) > 0 {
+	if len(c.recs) > 0 {
 		if err := flush(); err != nil {
 			return runs, nil, err
 		}
@@ -261,17 +287,20 @@ func makeRuns(ctx context.Context, inputs []string, dir string, opt *SortOptions
 	return runs, nil, nil
 }
 
-func writeRecs(w *bufio.Writer, recs []sortRec, opt *SortOptions) error {
+// write writes the chunk's records in their order (dropping, with Unique,
+// those whose keys equal the previous one's).
+func (c *chunk) write(w *bufio.Writer) error {
 	var prev []byte
-	for i, r := range recs {
-		if opt.Unique && i > 0 && opt.compare(prev, r.b) == 0 {
+	for i, r := range c.recs {
+		b := c.rec(r)
+		if c.opt.Unique && i > 0 && c.opt.compare(prev, b) == 0 {
 			continue
 		}
-		w.Write(r.b)
+		w.Write(b)
 		if err := w.WriteByte('\n'); err != nil {
 			return fmt.Errorf("table: sort: %w", err)
 		}
-		prev = r.b
+		prev = b
 	}
 	return nil
 }
