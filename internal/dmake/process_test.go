@@ -477,7 +477,11 @@ func TestCutTransfer(t *testing.T) {
 // ones, and the build completes on the others.
 func TestDiskBelowLimit(t *testing.T) {
 	free := filepath.Join(t.TempDir(), "free-mb")
-	c := newCluster(t, 12<<20, nil, []string{"--fault-free-mb-file", free, "--disk-check", "50ms"})
+	size := int64(12 << 20) // a sort then lasts long enough to be caught
+	if raceEnabled {
+		size = 4 << 20 // everything is slower
+	}
+	c := newCluster(t, size, nil, []string{"--fault-free-mb-file", free, "--disk-check", "50ms"})
 	m := startMaster(t, c.build, c.workers, "--slots", "1")
 	waitLine(t, m, time.Minute, "starting target", "worker="+c.workers[1].addr)
 	if err := os.WriteFile(free, []byte("50\n"), 0o644); err != nil {
