@@ -388,8 +388,8 @@ func (c *cluster) check(t *testing.T, killed ...int) {
 }
 
 // bigSize is the table of TestBuildOnThreeWorkers: 200 MB with
-// TRAWL_DMAKE_BIG=1 (about 3 minutes of build on two idle cores, so not in
-// test.sh), 16 MB otherwise, 4 MB under the race detector.
+// TRAWL_DMAKE_BIG=1 (test.sh's non-race line; about a minute with the
+// reference and GNU sort), 16 MB otherwise, 4 MB under the race detector.
 func bigSize() (int64, bool) {
 	switch {
 	case os.Getenv("TRAWL_DMAKE_BIG") == "1":
@@ -403,9 +403,9 @@ func bigSize() (int64, bool) {
 // TestBuildOnThreeWorkers: a master and three workers as processes; the
 // outputs equal the single-process reference byte for byte. The small runs
 // compress transfers; the 200 MB run sends them plain (zlib would dominate).
-// Run the big one with:
+// test.sh runs the big one as:
 //
-//	TRAWL_DMAKE_BIG=1 go test -count=1 -run TestBuildOnThreeWorkers -timeout 30m ./internal/dmake
+//	TRAWL_DMAKE_BIG=1 go test -count=1 -run '^TestBuildOnThreeWorkers$' ./internal/dmake
 func TestBuildOnThreeWorkers(t *testing.T) {
 	size, big := bigSize()
 	c := newCluster(t, size)
