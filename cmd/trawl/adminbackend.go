@@ -1309,7 +1309,7 @@ func (a *crawlAdmin) ConfigurationChanged(ctx context.Context) error {
 }
 
 // ReRegister is a no-op: trawl has no configuration service to register
-// with (MS-FSCX is not public; docs/decisions.md).
+// with (MS-FSCX is not public; docs/decisions/admin.md).
 func (a *crawlAdmin) ReRegister(ctx context.Context) error {
 	a.log.Info("admin: ReRegister called; there is no configuration service to register with")
 	return nil

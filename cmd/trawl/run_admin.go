@@ -205,7 +205,7 @@ func newRunAdmin(e *engine, o *runOptions, specs []*multinode.CollectionSpec) *a
 		level = newAdminLevel(slog.LevelWarn)
 	}
 	// The collections added over the API before a restart join those of
-	// --config (the saved copy wins; docs/decisions.md). The multinode
+	// --config (the saved copy wins; docs/decisions/admin.md). The multinode
 	// scheduler has not started yet, so its Collections may change here.
 	dir := collectionsDir(o.data)
 	specs = withSavedCollections(specs, dir, e.log)
