@@ -10,8 +10,9 @@ import (
 
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/cmt"
-	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/collstore"
 	"github.com/trawl/trawl/internal/multinode"
+	"github.com/trawl/trawl/internal/multinode/mnsadmin"
 )
 
 func init() {
@@ -83,16 +84,16 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl multinode: %v\n", err)
 		return errUsage
 	}
-	alevel := newAdminLevel(level)
-	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: alevel.v}))
+	adm.level = admin.NewLevel(level)
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: adm.level.Leveler()}))
 	specs, err := multinode.SpecsFromFiles(configs)
 	if err != nil {
 		return err
 	}
 	// The collections added over the admin API before a restart
-	// (run_admin.go; the saved copy wins over --config).
-	collDir := collectionsDir(*data)
-	specs = withSavedCollections(specs, collDir, log)
+	// (internal/collstore; the saved copy wins over --config).
+	store := collstore.Store{Dir: collstore.Dir(*data)}
+	specs = withSavedCollections(specs, store, log)
 	srv := &multinode.Server{
 		Listen:        addr,
 		Data:          *data,
@@ -110,13 +111,10 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 	if addr := adminAddr(*adminListen, *basePort); addr != "" {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		b := newCrawlAdmin(admin.MultinodeScheduler, srv, nil, alevel, log.With("role", "admin"))
-		b.configs = configs
-		b.collDir = collDir
-		for _, sp := range specs {
-			b.known([]*config.Collection{sp.Config})
-		}
-		h := newAdminHTTP(b, adm)
+		opts := adm.options(log)
+		opts.Configs, opts.Store = configs, store
+		b := mnsadmin.New(&mnsadmin.Engine{MNS: srv}, specConfigs(specs), opts)
+		h := newAdminHTTP(b, adm, nil)
 		errc := make(chan error, 1)
 		go func() { errc <- serveAdmin(ctx, env, "multinode", addr, h, nil) }()
 		defer func() { cancel(); <-errc }()

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/nodesched"
 )
 
@@ -55,8 +56,8 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl node: bad --log-level %q\n", *logLevel)
 		return errUsage
 	}
-	alevel := newAdminLevel(lvl)
-	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: alevel.v}))
+	adm.level = admin.NewLevel(lvl)
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: adm.level.Leveler()}))
 	host, _ := os.Hostname()
 	if *sourceIP != "" && net.ParseIP(*sourceIP) == nil {
 		fmt.Fprintf(env.stderr, "trawl node: bad --source-ip %q\n", *sourceIP)
@@ -85,5 +86,5 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	log.Info("node scheduler starting", "id", *id, "multinode", *mns, "dupservers", len(ds), "data", *data)
-	return runNodeWithAdmin(ctx, env, cfg, adminAddr(*listen, *basePort), adm, alevel, log)
+	return runNodeWithAdmin(ctx, env, cfg, adminAddr(*listen, *basePort), adm, log)
 }

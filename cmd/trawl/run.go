@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/dupserver"
@@ -109,7 +110,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		o.once = true
 	}
-	log, level, err := newLevelLogger(env.stderr, o.logLevel)
+	log, level, err := admin.NewLogger(env.stderr, o.logLevel)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "trawl run: %v\n", err)
 		return errUsage
@@ -403,7 +404,7 @@ func (e *engine) run(ctx context.Context) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	errs := make([]error, 5)
-	for i, r := range []func(context.Context) error{e.mns.Run, e.ds.Run, e.ns.Run, e.serveHTTP, e.admin.backend.run} {
+	for i, r := range []func(context.Context) error{e.mns.Run, e.ds.Run, e.ns.Run, e.serveHTTP, e.admin.backend.Run} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
