@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"os"
 	"reflect"
 	"strconv"
@@ -117,7 +116,7 @@ func runCmtDecode(ctx context.Context, env *cmdEnv, args []string) error {
 		switch {
 		case errors.As(err, &uce):
 			fmt.Fprintf(env.stdout, "frame %d at byte %d: %d bytes, priority %s\n", n, start, len(body), uce.Priority)
-			fmt.Fprintf(env.stdout, "unknown command %d\n  %s\n", int32(uce.Code), pyRepr(uce.Dict))
+			fmt.Fprintf(env.stdout, "unknown command %d\n  %s\n", int32(uce.Code), marshal.FormatPython(uce.Dict))
 		case err != nil:
 			fmt.Fprintf(env.stdout, "frame %d at byte %d: %d bytes\n", n, start, len(body))
 			fmt.Fprintf(env.stdout, "malformed: %v\n", err)
@@ -194,7 +193,7 @@ func printValue(b *strings.Builder, name string, v reflect.Value, indent string)
 func scalarText(v reflect.Value) (string, bool) {
 	switch v.Type() {
 	case dictType:
-		return pyRepr(v.Interface().(marshal.Dict)), true
+		return marshal.FormatPython(v.Interface().(marshal.Dict)), true
 	case extraType:
 		x := v.Interface().(cmt.ExtraItem)
 		return x.Key.String() + ": " + x.Value.String(), true
@@ -229,101 +228,4 @@ func scalarText(v reflect.Value) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// pyRepr renders a marshal value the way Python 2's repr would, near
-// enough to read.
-func pyRepr(v marshal.Value) string {
-	var b strings.Builder
-	writeRepr(&b, v)
-	return b.String()
-}
-
-func writeRepr(b *strings.Builder, v marshal.Value) {
-	seq := func(open, close string, items []marshal.Value) {
-		b.WriteString(open)
-		for i, e := range items {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeRepr(b, e)
-		}
-		if open == "(" && len(items) == 1 {
-			b.WriteString(",")
-		}
-		b.WriteString(close)
-	}
-	switch x := v.(type) {
-	case marshal.None:
-		b.WriteString("None")
-	case marshal.Bool:
-		if x {
-			b.WriteString("True")
-		} else {
-			b.WriteString("False")
-		}
-	case marshal.Int:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case marshal.Long:
-		b.WriteString((*big.Int)(x.Int).String() + "L")
-	case marshal.Float:
-		b.WriteString(strconv.FormatFloat(float64(x), 'g', -1, 64))
-	case marshal.Complex:
-		fmt.Fprintf(b, "%v", complex128(x))
-	case marshal.Bytes:
-		b.WriteString(pyQuote(string(x)))
-	case marshal.Unicode:
-		b.WriteString("u" + pyQuote(string(x)))
-	case marshal.Tuple:
-		seq("(", ")", x)
-	case marshal.List:
-		seq("[", "]", x)
-	case marshal.Set:
-		seq("set([", "])", x)
-	case marshal.FrozenSet:
-		seq("frozenset([", "])", x)
-	case marshal.Dict:
-		b.WriteString("{")
-		for i, p := range x {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeRepr(b, p.Key)
-			b.WriteString(": ")
-			writeRepr(b, p.Value)
-		}
-		b.WriteString("}")
-	case marshal.StopIteration:
-		b.WriteString("StopIteration")
-	case marshal.Ellipsis:
-		b.WriteString("Ellipsis")
-	default:
-		fmt.Fprintf(b, "%v", v)
-	}
-}
-
-// pyQuote quotes s as Python 2 does a str: single quotes, \xNN escapes.
-func pyQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('\'')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\'' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c == '\r':
-			b.WriteString(`\r`)
-		case c == '\t':
-			b.WriteString(`\t`)
-		case c < 0x20 || c >= 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('\'')
-	return b.String()
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"slices"
@@ -16,12 +15,6 @@ import (
 func init() {
 	register(&command{name: "node", summary: "run a node scheduler: crawl the sites the multinode scheduler assigns", run: runNode})
 }
-
-// repeated is a repeatable string flag.
-type repeated []string
-
-func (r *repeated) String() string     { return strings.Join(*r, ",") }
-func (r *repeated) Set(s string) error { *r = append(*r, s); return nil }
 
 func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "node", "node --id ID --multinode HOST:PORT [--dupserver HOST:PORT ...] [flags]",
@@ -51,13 +44,12 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintln(env.stderr, "trawl node: --id and --multinode are required, and no arguments")
 		return errUsage
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
-		fmt.Fprintf(env.stderr, "trawl node: bad --log-level %q\n", *logLevel)
+	log, level, err := admin.NewLogger(env.stderr, *logLevel)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "trawl node: %v\n", err)
 		return errUsage
 	}
-	adm.level = admin.NewLevel(lvl)
-	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: adm.level.Leveler()}))
+	adm.level = level
 	host, _ := os.Hostname()
 	if *sourceIP != "" && net.ParseIP(*sourceIP) == nil {
 		fmt.Fprintf(env.stderr, "trawl node: bad --source-ip %q\n", *sourceIP)
