@@ -75,12 +75,35 @@ func (b *Backend) AddURIFile(ctx context.Context, coll string, urgent bool, path
 }
 
 func (b *Backend) CollectionAdd(ctx context.Context, cfg *config.Config, data []byte, force bool) (string, error) {
+	return b.add(ctx, cfg, true)
+}
+
+// add adds or updates the collections of cfg; with merge, cfg is a partial
+// configuration merged into what exists (CollectionAdd), otherwise it
+// replaces it (ConfigurationChanged rereads whole files).
+func (b *Backend) add(ctx context.Context, cfg *config.Config, merge bool) (string, error) {
 	var done []string
 	for _, cc := range cfg.Collections {
 		existing, err := b.collection(ctx, cc.Name)
 		exists := err == nil
 		if exists && existing.State == cmt.StateRemoving {
 			return "", admin.Refuse("collection %s is being deleted; add it again when the deletion is complete", cc.Name)
+		}
+		// MS-FSCADM 2.2.9.3: a partial configuration is merged into the
+		// existing collection, or into the defaults of a new one; the
+		// result is checked as a whole (config.Merge has the rules).
+		if merge {
+			b.mu.Lock()
+			base := &config.Collection{Name: cc.Name, Dir: cc.Dir}
+			if cs := b.colls[cc.Name]; exists && cs != nil && cs.cfg != nil {
+				base = cs.cfg
+			}
+			b.mu.Unlock()
+			merged, err := config.MergeXML(base, cc, &config.Options{SkipFileChecks: true})
+			if err != nil {
+				return "", admin.Refuse("collection %s: %v", cc.Name, err)
+			}
+			cc = merged
 		}
 		if err := b.eng.AddCollection(ctx, cc, exists); err != nil {
 			return "", err
@@ -460,7 +483,7 @@ func (b *Backend) ConfigurationChanged(ctx context.Context) error {
 		if len(cfg.Collections) == 0 {
 			continue
 		}
-		if _, err := b.CollectionAdd(ctx, cfg, nil, true); err != nil {
+		if _, err := b.add(ctx, cfg, false); err != nil {
 			return err
 		}
 	}

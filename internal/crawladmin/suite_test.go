@@ -281,6 +281,22 @@ func runSuite(t *testing.T, s suite) {
 		ok(t, text, err, "Collection updated extra")
 		x, err := cl.CollectionGetConfigurationXML(ctx, "extra")
 		ok(t, x, err, `name="extra"`)
+		// MS-FSCADM 2.2.9.3: a partial configuration changes what it
+		// names and nothing else.
+		part := `<CrawlerConfig><DomainSpecification name="extra">` +
+			`<attrib name="max_pending" type="integer">7</attrib></DomainSpecification></CrawlerConfig>`
+		text, err = cl.CollectionAdd(ctx, part, true)
+		ok(t, text, err, "Collection updated extra")
+		y, err := cl.CollectionGetConfigurationXML(ctx, "extra")
+		ok(t, y, err, `<attrib name="max_pending" type="integer">7</attrib>`)
+		if gone, added := lineChanges(x, y); len(gone) > 1 || len(added) != 1 {
+			t.Errorf("a partial CollectionAdd of max_pending changed lines %q -> %q", gone, added)
+		}
+		// A partial configuration is not checked alone, but the merged
+		// result is: a subcollection without a scope is refused.
+		_, err = cl.CollectionAdd(ctx, `<CrawlerConfig><DomainSpecification name="extra"><SubDomain name="s">`+
+			`<attrib name="delay" type="real">1.0</attrib></SubDomain></DomainSpecification></CrawlerConfig>`, true)
+		refused(t, err, "SubDomain[s]")
 		_, err = cl.CollectionAdd(ctx, "<CrawlerConfig", true)
 		fault(t, err, "")
 		text, err = cl.CollectionDelete(ctx, "extra", true)
@@ -298,4 +314,21 @@ func runSuite(t *testing.T, s suite) {
 			t.Errorf("ReRegister: %v", err)
 		}
 	})
+}
+
+// lineChanges returns the lines of a missing from b and those of b missing
+// from a.
+func lineChanges(a, b string) (gone, added []string) {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for _, l := range la {
+		if !slices.Contains(lb, l) {
+			gone = append(gone, strings.TrimSpace(l))
+		}
+	}
+	for _, l := range lb {
+		if !slices.Contains(la, l) {
+			added = append(added, strings.TrimSpace(l))
+		}
+	}
+	return gone, added
 }
