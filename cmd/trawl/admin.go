@@ -2,346 +2,25 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"sort"
-	"strconv"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/trawl/trawl/internal/admin"
-	"github.com/trawl/trawl/internal/stats"
+	"github.com/trawl/trawl/internal/admin/admincli"
 )
 
 func init() {
 	register(&command{name: "admin", summary: "administer a running crawler over XML-RPC (MS-FSCADM)", run: runAdmin})
 }
 
-const adminUsage = `usage: trawl admin [-C host:port] [-token T | -user U -password P] <subcommand> [flags] [args]
-
-Call the MS-FSCADM administration API of a running crawler (POST /RPC2).
--token, -user and -password give the credential a crawler started with
---admin-token or --admin-user/--admin-password requires.
-
-subcommands:
-  list                                  list the collections
-  config COLL                           print a collection's configuration XML
-  add [--force] FILE                    add or update collections from an MS-FSCCFG file
-  update [--force] FILE                 the same as add
-  delete [--force] COLL                 delete a collection
-  status COLL                           print crawling, suspended, compacting or zombie
-  stats [--json] [--cycle cur|prev|complete] COLL
-                                        print a collection's statistics
-  global-stats [--json]                 print the global (DNS) statistics
-  suspend COLL | resume COLL            suspend or resume crawling
-  suspend-feeding [--dest D] COLL       suspend sending content to the indexer
-  resume-feeding [--dest D] COLL        resume sending content to the indexer
-  refetch [--sub SUBCOLLECTION] COLL    refetch a collection or a subcollection
-  refetch-uri [--refeed] [--site] [--now] COLL URI
-  reprocess-site [--dest D] COLL SITE   feed a site's documents again
-  reprocess-prefix [--dest D] COLL SITE PREFIX
-  reprocess-uris [--dest D] COLL URI...
-  add-uris [--urgent] COLL URI...       queue URIs
-  add-uri-file [--urgent] COLL PATH     queue the URIs of a file on the server
-  delete-site COLL SITE                 delete a site from the store and the index
-  delete-uris COLL URI...               delete URIs from the store and the index
-  delete-uri-file COLL PATH             delete the URIs of a file on the server
-  preempt COLL SITE                     stop crawling a site for now
-  quarantine COLL SITE SECONDS          suspend a site for a while
-  refresh-only COLL on|off              only revisit known content, or crawl new content too
-  log-level [LEVEL]                     print or set the log level (a number or names: info,debug,...)
-  nodes                                 list the node schedulers of a multinode scheduler
-  routing COLL SITE                     print the node scheduler a site is routed to
-  methods                               list the server's methods
-
-A SITE is host or host:port. Run "trawl admin <subcommand> --help" for its flags.
-`
-
-type adminCmd struct {
-	usage string // args after the subcommand name
-	help  string
-	nargs int // exact positional argument count; -1: at least minArgs
-	min   int
-	flags func(fs *flag.FlagSet) func(ctx context.Context, env *cmdEnv, c *admin.Client, args []string) error
-}
-
-func adminCommands() map[string]adminCmd {
-	simple := func(usage, help string, n int, f func(ctx context.Context, c *admin.Client, a []string) (string, error)) adminCmd {
-		return adminCmd{usage: usage, help: help, nargs: n, flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, *admin.Client, []string) error {
-			return func(ctx context.Context, env *cmdEnv, c *admin.Client, a []string) error {
-				s, err := f(ctx, c, a)
-				if err == nil && s != "" {
-					fmt.Fprintln(env.stdout, s)
-				}
-				return err
-			}
-		}}
-	}
-	withDest := func(usage, help string, n, min int, f func(ctx context.Context, c *admin.Client, dest string, a []string) (string, error)) adminCmd {
-		return adminCmd{usage: "[--dest D] " + usage, help: help, nargs: n, min: min, flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, *admin.Client, []string) error {
-			dest := fs.String("dest", "", `content destination: a name, "default:<collection>", or "" for the default`)
-			return func(ctx context.Context, env *cmdEnv, c *admin.Client, a []string) error {
-				s, err := f(ctx, c, *dest, a)
-				if err == nil {
-					fmt.Fprintln(env.stdout, s)
-				}
-				return err
-			}
-		}}
-	}
-	withBool := func(name, usage, help, flagName, flagHelp string, n, min int, f func(ctx context.Context, c *admin.Client, b bool, a []string) (string, error)) adminCmd {
-		return adminCmd{usage: "[--" + flagName + "] " + usage, help: help, nargs: n, min: min, flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, *admin.Client, []string) error {
-			b := fs.Bool(flagName, false, flagHelp)
-			return func(ctx context.Context, env *cmdEnv, c *admin.Client, a []string) error {
-				s, err := f(ctx, c, *b, a)
-				if err == nil {
-					fmt.Fprintln(env.stdout, s)
-				}
-				return err
-			}
-		}}
-	}
-	addCmd := withBool("add", "FILE", "Add or update the collections of an MS-FSCCFG file (CollectionAdd).", "force",
-		"set Force (needed on a node scheduler of a multinode setup)", 1, 0,
-		func(ctx context.Context, c *admin.Client, force bool, a []string) (string, error) {
-			data, err := os.ReadFile(a[0])
-			if err != nil {
-				return "", err
-			}
-			return c.CollectionAdd(ctx, string(data), force)
-		})
-	return map[string]adminCmd{
-		"list": {usage: "", help: "List the collections (CollectionGetList).", nargs: 0, flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, *admin.Client, []string) error {
-			return func(ctx context.Context, env *cmdEnv, c *admin.Client, a []string) error {
-				l, err := c.CollectionGetList(ctx)
-				for _, n := range l {
-					fmt.Fprintln(env.stdout, n)
-				}
-				return err
-			}
-		}},
-		"config": simple("COLL", "Print a collection's configuration XML (CollectionGetConfigurationXML).", 1,
-			func(ctx context.Context, c *admin.Client, a []string) (string, error) {
-				x, err := c.CollectionGetConfigurationXML(ctx, a[0])
-				return strings.TrimRight(x, "\n"), err
-			}),
-		"add":    addCmd,
-		"update": addCmd,
-		"delete": withBool("delete", "COLL", "Delete a collection and all its data (CollectionDelete).", "force",
-			"set Force (needed on a node scheduler of a multinode setup)", 1, 0,
-			func(ctx context.Context, c *admin.Client, force bool, a []string) (string, error) {
-				return c.CollectionDelete(ctx, a[0], force)
-			}),
-		"status": simple("COLL", "Print a collection's status (CollectionGetStatus).", 1,
-			func(ctx context.Context, c *admin.Client, a []string) (string, error) {
-				return c.CollectionGetStatus(ctx, a[0])
-			}),
-		"stats": {usage: "[--json] [--cycle cur|prev|complete] COLL", help: "Print a collection's flattened statistics (CollectionGetStatistics2).", nargs: 1,
-			flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, *admin.Client, []string) error {
-				asJSON := fs.Bool("json", false, "print every cycle as JSON")
-				cycle := fs.String("cycle", "cur", "cycle to print as a table: cur, prev or complete")
-				return func(ctx context.Context, env *cmdEnv, c *admin.Client, a []string) error {
-					rep, err := c.CollectionGetStatistics2(ctx, a[0])
-					if err != nil {
-						return err
-					}
-					if *asJSON {
-						return writeJSON(env.stdout, map[string]*stats.CollectionFlat{"cur": rep.Cur, "prev": rep.Prev, "complete": rep.Complete})
-					}
-					var f *stats.CollectionFlat
-					switch *cycle {
-					case "cur":
-						f = rep.Cur
-					case "prev":
-						f = rep.Prev
-					case "complete":
-						f = rep.Complete
-					default:
-						return fmt.Errorf("--cycle %q: want cur, prev or complete", *cycle)
-					}
-					if f == nil {
-						return fmt.Errorf("collection %s has no %s cycle yet", a[0], *cycle)
-					}
-					printCollectionStats(env.stdout, a[0], *cycle, f)
-					return nil
-				}
-			}},
-		"global-stats": {usage: "[--json]", help: "Print the global DNS statistics (GetGlobalStatistics).", nargs: 0,
-			flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, *admin.Client, []string) error {
-				asJSON := fs.Bool("json", false, "print as JSON")
-				return func(ctx context.Context, env *cmdEnv, c *admin.Client, a []string) error {
-					rep, err := c.GetGlobalStatistics(ctx)
-					if err != nil {
-						return err
-					}
-					if *asJSON {
-						return writeJSON(env.stdout, map[string]*stats.GlobalFlat{"delta": rep.Delta, "complete": rep.Complete})
-					}
-					printGlobalStats(env.stdout, rep)
-					return nil
-				}
-			}},
-		"suspend": simple("COLL", "Suspend crawling (CollectionSuspend).", 1, func(ctx context.Context, c *admin.Client, a []string) (string, error) {
-			return c.CollectionSuspend(ctx, a[0])
-		}),
-		"resume": simple("COLL", "Resume crawling (CollectionResume).", 1, func(ctx context.Context, c *admin.Client, a []string) (string, error) {
-			return c.CollectionResume(ctx, a[0])
-		}),
-		"suspend-feeding": withDest("COLL", "Suspend sending content to the indexer (CollectionSuspendFeeding).", 1, 0,
-			func(ctx context.Context, c *admin.Client, dest string, a []string) (string, error) {
-				return c.CollectionSuspendFeeding(ctx, a[0], dest)
-			}),
-		"resume-feeding": withDest("COLL", "Resume sending content to the indexer (CollectionResumeFeeding).", 1, 0,
-			func(ctx context.Context, c *admin.Client, dest string, a []string) (string, error) {
-				return c.CollectionResumeFeeding(ctx, a[0], dest)
-			}),
-		"refetch": {usage: "[--sub SUBCOLLECTION] COLL", help: "Refetch a collection or one subcollection (CollectionRefetch).", nargs: 1,
-			flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, *admin.Client, []string) error {
-				sub := fs.String("sub", "", "refetch only this subcollection")
-				return func(ctx context.Context, env *cmdEnv, c *admin.Client, a []string) error {
-					s, err := c.CollectionRefetch(ctx, a[0], *sub)
-					if err == nil {
-						fmt.Fprintln(env.stdout, s)
-					}
-					return err
-				}
-			}},
-		"refetch-uri": {usage: "[--refeed] [--site] [--now] COLL URI", help: "Refetch a URI (CollectionRefetchURI).", nargs: 2,
-			flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, *admin.Client, []string) error {
-				refeed := fs.Bool("refeed", false, "feed the document even if it did not change")
-				site := fs.Bool("site", false, "refetch the URI's whole site")
-				now := fs.Bool("now", false, "treat the URI as urgent")
-				return func(ctx context.Context, env *cmdEnv, c *admin.Client, a []string) error {
-					s, err := c.CollectionRefetchURI(ctx, a[0], a[1], *refeed, *site, *now)
-					if err == nil {
-						fmt.Fprintln(env.stdout, s)
-					}
-					return err
-				}
-			}},
-		"reprocess-site": withDest("COLL SITE", "Feed a site's documents again (CollectionReprocessSite).", 2, 0,
-			func(ctx context.Context, c *admin.Client, dest string, a []string) (string, error) {
-				return c.CollectionReprocessSite(ctx, a[0], dest, a[1])
-			}),
-		"reprocess-prefix": withDest("COLL SITE PREFIX", "Feed a site's documents under a URI prefix again (CollectionReprocessSitePrefix).", 3, 0,
-			func(ctx context.Context, c *admin.Client, dest string, a []string) (string, error) {
-				return c.CollectionReprocessSitePrefix(ctx, a[0], a[1], a[2], dest)
-			}),
-		"reprocess-uris": withDest("COLL URI...", "Feed documents again (CollectionReprocessURI).", -1, 2,
-			func(ctx context.Context, c *admin.Client, dest string, a []string) (string, error) {
-				return c.CollectionReprocessURI(ctx, a[0], dest, a[1:])
-			}),
-		"add-uris": withBool("add-uris", "COLL URI...", "Queue URIs (AddURIs).", "urgent", "crawl them as soon as possible", -1, 2,
-			func(ctx context.Context, c *admin.Client, urgent bool, a []string) (string, error) {
-				return c.AddURIs(ctx, a[0], urgent, a[1:])
-			}),
-		"add-uri-file": withBool("add-uri-file", "COLL PATH", "Queue the URIs of a file on the server, one per line (AddURIFile).", "urgent", "crawl them as soon as possible", 2, 0,
-			func(ctx context.Context, c *admin.Client, urgent bool, a []string) (string, error) {
-				return c.AddURIFile(ctx, a[0], urgent, a[1])
-			}),
-		"delete-site": simple("COLL SITE", "Delete a site from the store and the index (CollectionDeleteSite).", 2,
-			func(ctx context.Context, c *admin.Client, a []string) (string, error) {
-				return c.CollectionDeleteSite(ctx, a[0], a[1])
-			}),
-		"delete-uris": {usage: "COLL URI...", help: "Delete URIs from the store and the index (CollectionDeleteURIs).", nargs: -1, min: 2,
-			flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, *admin.Client, []string) error {
-				return func(ctx context.Context, env *cmdEnv, c *admin.Client, a []string) error {
-					s, err := c.CollectionDeleteURIs(ctx, a[0], a[1:])
-					if err == nil {
-						fmt.Fprintln(env.stdout, s)
-					}
-					return err
-				}
-			}},
-		"delete-uri-file": simple("COLL PATH", "Delete the URIs of a file on the server (CollectionDeleteURIFile).", 2,
-			func(ctx context.Context, c *admin.Client, a []string) (string, error) {
-				return c.CollectionDeleteURIFile(ctx, a[0], a[1])
-			}),
-		"preempt": simple("COLL SITE", "Stop crawling a site for now (CollectionPreemptSite).", 2,
-			func(ctx context.Context, c *admin.Client, a []string) (string, error) {
-				return c.CollectionPreemptSite(ctx, a[0], a[1])
-			}),
-		"quarantine": simple("COLL SITE SECONDS", "Suspend crawling a site for SECONDS (CollectionQuarantineSite).", 3,
-			func(ctx context.Context, c *admin.Client, a []string) (string, error) {
-				n, err := strconv.Atoi(a[2])
-				if err != nil || n < 0 {
-					return "", fmt.Errorf("SECONDS %q is not a number of seconds", a[2])
-				}
-				return c.CollectionQuarantineSite(ctx, a[0], a[1], n)
-			}),
-		"refresh-only": simple("COLL on|off", "Only revisit known content (on), or crawl new content too (off) (CollectionEnableRefreshOnly, CollectionDisableRefreshOnly).", 2,
-			func(ctx context.Context, c *admin.Client, a []string) (string, error) {
-				switch a[1] {
-				case "on":
-					return c.CollectionEnableRefreshOnly(ctx, a[0])
-				case "off":
-					return c.CollectionDisableRefreshOnly(ctx, a[0])
-				}
-				return "", fmt.Errorf("refresh-only: want on or off, got %q", a[1])
-			}),
-		"log-level": {usage: "[LEVEL]", help: "Print the log level, or set it: a number (0x28) or names joined by commas (debug,error).\nNames: info 4, debug 8, warning 16, error 32, critical 64, verbose 128.", nargs: -1, min: 0,
-			flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, *admin.Client, []string) error {
-				return func(ctx context.Context, env *cmdEnv, c *admin.Client, a []string) error {
-					switch len(a) {
-					case 0:
-						l, err := c.GetLogLevel(ctx)
-						if err != nil {
-							return err
-						}
-						fmt.Fprintf(env.stdout, "%#x %s\n", l, logLevelNames(l))
-						return nil
-					case 1:
-						l, err := parseLogLevel(a[0])
-						if err != nil {
-							return err
-						}
-						if err := c.SetLogLevel(ctx, l); err != nil {
-							return err
-						}
-						fmt.Fprintf(env.stdout, "log level set to %#x %s\n", l, logLevelNames(l))
-						return nil
-					}
-					return errUsage
-				}
-			}},
-		"nodes": {usage: "", help: "List the node schedulers of a multinode scheduler (GetNodeSchedulerXmlRpcPorts).", nargs: 0,
-			flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, *admin.Client, []string) error {
-				return func(ctx context.Context, env *cmdEnv, c *admin.Client, a []string) error {
-					l, err := c.GetNodeSchedulerXmlRpcPorts(ctx)
-					for _, hp := range l {
-						fmt.Fprintln(env.stdout, hp)
-					}
-					return err
-				}
-			}},
-		"routing": simple("COLL SITE", "Print the node scheduler a site is routed to (CollectionGetSiteRoutingAddress).", 2,
-			func(ctx context.Context, c *admin.Client, a []string) (string, error) {
-				hp, err := c.CollectionGetSiteRoutingAddress(ctx, a[0], a[1])
-				return hp.String(), err
-			}),
-		"methods": {usage: "", help: "List the methods the server offers (system.listMethods).", nargs: 0,
-			flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, *admin.Client, []string) error {
-				return func(ctx context.Context, env *cmdEnv, c *admin.Client, a []string) error {
-					l, err := c.ListMethods(ctx)
-					for _, m := range l {
-						fmt.Fprintln(env.stdout, m)
-					}
-					return err
-				}
-			}},
-	}
-}
-
 func runAdmin(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
-	fs.Usage = func() { fmt.Fprint(env.stderr, adminUsage) }
+	fs.Usage = func() { fmt.Fprint(env.stderr, admincli.Usage) }
 	addr := fs.String("C", "127.0.0.1:13000", "crawler admin address host:port (or an http:// URL)")
 	var auth admin.Auth
 	fs.StringVar(&auth.Token, "token", os.Getenv("TRAWL_ADMIN_TOKEN"), "token the crawler requires (--admin-token); default $TRAWL_ADMIN_TOKEN")
@@ -351,32 +30,35 @@ func runAdmin(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprint(env.stderr, adminUsage)
+		fmt.Fprint(env.stderr, admincli.Usage)
 		return errUsage
 	}
 	name, rest := fs.Arg(0), fs.Args()[1:]
 	if name == "help" {
-		fmt.Fprint(env.stdout, adminUsage)
+		fmt.Fprint(env.stdout, admincli.Usage)
 		return nil
 	}
-	cmds := adminCommands()
+	cmds := admincli.Commands()
 	sc, ok := cmds[name]
 	if !ok {
-		fmt.Fprintf(env.stderr, "trawl admin: unknown subcommand %q\n\n%s", name, adminUsage)
+		fmt.Fprintf(env.stderr, "trawl admin: unknown subcommand %q\n\n%s", name, admincli.Usage)
 		return errUsage
 	}
-	sfs := newFlagSet(env, "admin "+name, "admin [-C host:port] "+name+" "+sc.usage, sc.help)
-	run := sc.flags(sfs)
+	sfs := newFlagSet(env, "admin "+name, "admin [-C host:port] "+name+" "+sc.Usage, sc.Help)
+	run := sc.Flags(sfs)
 	if err := parseFlags(sfs, rest); err != nil {
 		return err
 	}
 	pos := sfs.Args()
-	if (sc.nargs >= 0 && len(pos) != sc.nargs) || (sc.nargs < 0 && len(pos) < sc.min) {
+	if (sc.NArgs >= 0 && len(pos) != sc.NArgs) || (sc.NArgs < 0 && len(pos) < sc.Min) {
 		sfs.Usage()
 		return errUsage
 	}
 	c := admin.NewClient(*addr, auth.HTTPClient(&http.Client{Timeout: 5 * time.Minute}))
-	err := run(ctx, env, c, pos)
+	err := run(ctx, env.stdout, c, pos)
+	if errors.Is(err, admincli.ErrUsage) {
+		return errUsage
+	}
 	var ae *admin.Error
 	if errors.As(err, &ae) {
 		// The server's message is the whole story; drop the package prefix.
@@ -386,125 +68,4 @@ func runAdmin(ctx context.Context, env *cmdEnv, args []string) error {
 		return fmt.Errorf("%s failed: %s", ae.Method, ae.Msg)
 	}
 	return err
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-var logLevelBits = []struct {
-	name string
-	bit  int
-}{{"info", admin.LogInfo}, {"debug", admin.LogDebug}, {"warning", admin.LogWarning}, {"error", admin.LogError},
-	{"critical", admin.LogCritical}, {"verbose", admin.LogVerbose}}
-
-func logLevelNames(l int) string {
-	var names []string
-	for _, b := range logLevelBits {
-		if l&b.bit != 0 {
-			names = append(names, b.name)
-		}
-	}
-	return "(" + strings.Join(names, ",") + ")"
-}
-
-func parseLogLevel(s string) (int, error) {
-	if n, err := strconv.ParseInt(s, 0, 32); err == nil {
-		return int(n), nil
-	}
-	l := 0
-	for _, name := range strings.Split(s, ",") {
-		found := false
-		for _, b := range logLevelBits {
-			if strings.EqualFold(strings.TrimSpace(name), b.name) {
-				l |= b.bit
-				found = true
-			}
-		}
-		if !found {
-			return 0, fmt.Errorf("unknown log level %q (want a number or info, debug, warning, error, critical, verbose)", name)
-		}
-	}
-	return l, nil
-}
-
-func printCollectionStats(w io.Writer, coll, cycle string, f *stats.CollectionFlat) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	fmt.Fprintf(tw, "collection\t%s (%s cycle)\n", coll, cycle)
-	fmt.Fprintf(tw, "status\t%s\n", f.Status)
-	if f.CrawlMode != "" {
-		fmt.Fprintf(tw, "crawl mode\t%s\n", f.CrawlMode)
-	}
-	fmt.Fprintf(tw, "progress\t%d%% (%s)\n", f.ProgressPercent, f.ProgressText)
-	fmt.Fprintf(tw, "cycle\t%d\n", f.Epoch)
-	fmt.Fprintf(tw, "active sites\t%d\n", f.ActiveSites)
-	fmt.Fprintf(tw, "feeding\t%s\n", map[bool]string{true: "on", false: "paused"}[f.Feeding == 1])
-	rows := []struct {
-		name string
-		v    float64
-	}{
-		{"processed", f.Processed}, {"downloaded", f.Downloaded}, {"stored", f.Stored}, {"modified", f.Modified},
-		{"unchanged", f.Unchanged}, {"deleted", f.Deleted}, {"documents in store", float64(f.DocumentStore)},
-		{"retries", f.Retries}, {"bytes in", f.ReadNet}, {"bytes out", f.WriteNet},
-		{"document size avg", f.DocSizeAvg}, {"document size max", f.DocSizeMax},
-		{"download time avg (s)", f.DLTimeAvg}, {"download time max (s)", f.DLTimeMax},
-		{"documents/s", f.DocRate}, {"bytes in/s", f.DataRateIn}, {"bytes out/s", f.DataRateOut},
-		{"links local", f.Local}, {"links to other sites", f.LocalFwd}, {"links forwarded to nodes", f.NodeSchedulerFwd},
-		{"fed", f.PPFed}, {"indexed", f.PPSucceeded}, {"feed failures", f.PPFailed}, {"feed deletes", f.PPDeleted},
-		{"unique checksums", f.PPChecksums},
-	}
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\n", r.name, num(r.v))
-	}
-	for _, h := range []struct {
-		name string
-		m    map[string]float64
-	}{{"HTTP responses", f.HTTPResponse}, {"MIME types", f.MimeType}, {"URI skips", f.URISkip}, {"document skips", f.DocSkip}} {
-		if len(h.m) == 0 {
-			continue
-		}
-		keys := make([]string, 0, len(h.m))
-		for k := range h.m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = k + "=" + num(h.m[k])
-		}
-		fmt.Fprintf(tw, "%s\t%s\n", h.name, strings.Join(parts, " "))
-	}
-	fmt.Fprintf(tw, "statistics age\t%s\n", f.StatUpdated)
-	tw.Flush()
-}
-
-func printGlobalStats(w io.Writer, rep *admin.GlobalReport) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	fmt.Fprintf(tw, "\trecent\tcomplete\n")
-	get := func(f *stats.GlobalFlat, pick func(*stats.GlobalFlat) float64) string {
-		if f == nil {
-			return "-"
-		}
-		return num(pick(f))
-	}
-	for _, r := range []struct {
-		name string
-		pick func(*stats.GlobalFlat) float64
-	}{
-		{"DNS requests", func(f *stats.GlobalFlat) float64 { return f.DNSRequests }},
-		{"DNS responses", func(f *stats.GlobalFlat) float64 { return f.DNSResponses }},
-		{"DNS retries", func(f *stats.GlobalFlat) float64 { return f.DNSRetries }},
-		{"DNS timeouts", func(f *stats.GlobalFlat) float64 { return f.DNSTimeout }},
-		{"DNS bytes in", func(f *stats.GlobalFlat) float64 { return f.DNSRead }},
-		{"DNS bytes out", func(f *stats.GlobalFlat) float64 { return f.DNSWrite }},
-		{"DNS requests/s", func(f *stats.GlobalFlat) float64 { return f.DNSRate }},
-		{"DNS rate limit", func(f *stats.GlobalFlat) float64 { return f.DNSRateLimit }},
-	} {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.name, get(rep.Delta, r.pick), get(rep.Complete, r.pick))
-	}
-	tw.Flush()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/trawl/trawl/internal/collstore"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/multinode"
 )
@@ -68,12 +69,13 @@ func TestWithSavedCollections(t *testing.T) {
 		}
 		return s
 	}
-	dir := filepath.Join(t.TempDir(), "collections")
+	store := collstore.Store{Dir: filepath.Join(t.TempDir(), "collections")}
+	dir := store.Dir
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if err := saveCollection(dir, parse("a", "http://api.example/")); err != nil {
+	if err := store.Save(parse("a", "http://api.example/")); err != nil {
 		t.Fatal(err)
 	}
-	if err := saveCollection(dir, parse("b", "http://b.example/")); err != nil {
+	if err := store.Save(parse("b", "http://b.example/")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "broken.xml"), []byte("<CrawlerConfig"), 0o644); err != nil {
@@ -93,7 +95,7 @@ func TestWithSavedCollections(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := map[string]string{}
-			for _, s := range withSavedCollections(tt.config, dir, log) {
+			for _, s := range withSavedCollections(tt.config, store, log) {
 				got[s.Config.Name] = s.Config.Top().StartURIs()[0]
 			}
 			if d := cmp.Diff(tt.want, got); d != "" {
@@ -101,18 +103,18 @@ func TestWithSavedCollections(t *testing.T) {
 			}
 		})
 	}
-	if err := forgetCollection(dir, "b"); err != nil {
+	if err := store.Forget("b"); err != nil {
 		t.Fatal(err)
 	}
-	if err := forgetCollection(dir, "b"); err != nil {
+	if err := store.Forget("b"); err != nil {
 		t.Errorf("forgetting an absent collection: %v", err)
 	}
-	if got := len(savedCollections(dir, log)); got != 1 {
+	if got := len(store.Load(log)); got != 1 {
 		t.Errorf("after forgetting b, %d saved collections, want 1", got)
 	}
 	for _, bad := range []string{"", ".", "..", "a/b", `a\b`, "a\x00b"} {
-		if _, err := collectionFile(dir, bad); err == nil {
-			t.Errorf("collectionFile(%q) accepted", bad)
+		if err := store.Forget(bad); err == nil {
+			t.Errorf("Forget(%q) accepted", bad)
 		}
 	}
 }

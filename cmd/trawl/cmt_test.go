@@ -44,7 +44,7 @@ func TestCmtDecode(t *testing.T) {
 	}
 	var capture []byte
 	capture = append(capture, cmtFrame(t, &cmt.UMURI{Collection: "web", Entry: entry}, cmt.PriorityNormal)...)
-	// An unknown command: {'cm': 99, 'dn': 'x'}, priority 1.
+	// An unknown command: {b'cm': 99, b'dn': b'x'}, priority 1.
 	unknown, err := marshal.Encode(marshal.Tuple{marshal.Dict{
 		{Key: marshal.Str("cm"), Value: marshal.Int(99)}, {Key: marshal.Str("dn"), Value: marshal.Str("x")}}, marshal.Int(1)})
 	if err != nil {
@@ -64,7 +64,7 @@ func TestCmtDecode(t *testing.T) {
 		"frame 1 at byte 0:", "priority normal", "CMD_UM_URI (25) UMURI", `  Collection: "web"`,
 		`      URI: "http://a.example/"`, "    Flags: 0x2001 (URIF_STARTURI|URIF_UNSCREENED)",
 		"        Type: 0x20 (URIF_REDIRECT_301)", "      [0]: 16: None", "      Port: None",
-		"frame 2 at byte", "priority high\nunknown command 99\n  {'cm': 99, 'dn': 'x'}",
+		"frame 2 at byte", "priority high\nunknown command 99\n  {b'cm': 99, b'dn': b'x'}",
 		"frame 3 at byte", "malformed: cmt: malformed message",
 		"PPDUP_ADD (52) PPDUPAdd", "  Checksum: a9eb0000000000000000000000000000",
 	} {

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/trawl/trawl/internal/config"
@@ -36,6 +37,12 @@ type cmdEnv struct {
 	stdout io.Writer
 	stderr io.Writer
 }
+
+// repeated is a repeatable string flag.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(s string) error { *r = append(*r, s); return nil }
 
 // errUsage reports bad command-line usage; the flag package has already
 // printed the details.

@@ -3,26 +3,19 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/cmt"
-	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/collstore"
 	"github.com/trawl/trawl/internal/multinode"
+	"github.com/trawl/trawl/internal/multinode/mnsadmin"
 )
 
 func init() {
 	register(&command{name: "multinode", summary: "run the multinode scheduler (routes sites to node schedulers, DNS, crawl-IP grants)", run: runMultinode})
 }
-
-// mnsStrings is a repeatable string flag.
-type mnsStrings []string
-
-func (s *mnsStrings) String() string     { return strings.Join(*s, ",") }
-func (s *mnsStrings) Set(v string) error { *s = append(*s, v); return nil }
 
 func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "multinode", "multinode [flags]",
@@ -33,14 +26,14 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 	listen := fs.String("listen", "", "address to listen on for node schedulers (default \":<base-port+1>\")")
 	basePort := fs.Int("base-port", 13000, "base port: node schedulers connect to base+1")
 	data := fs.String("data", "./data", "directory of the routing database and the collections' log files")
-	var configs mnsStrings
+	var configs repeated
 	fs.Var(&configs, "config", "crawl configuration file (MS-FSCCFG XML); repeatable")
 	hostsFile := fs.String("hosts-file", "", "resolve host names from this file (/etc/hosts format) instead of the system resolver")
 	hostsFallback := fs.Bool("hosts-fallback", false, "with --hosts-file, ask the system resolver for names the file lacks")
 	dnsServer := fs.String("dns-server", "", "send the resolver's DNS queries to this server (HOST:PORT) instead of those of /etc/resolv.conf")
 	dnsWorkers := fs.Int("dns-workers", multinode.DefaultDNSWorkers, "concurrent DNS lookups")
 	keepalive := fs.Duration("keepalive", multinode.DefaultKeepAlive, "keep-alive period of the node scheduler links; a node that leaves two in a row unanswered is dropped")
-	var allow mnsStrings
+	var allow repeated
 	fs.Var(&allow, "allow", "CIDR prefix or address node schedulers may connect from (repeatable; default: any)")
 	waitNodes := fs.Int("wait-nodes", 0, "hold routing at start until this many node schedulers registered (0: route at once)")
 	waitNodesTimeout := fs.Duration("wait-nodes-timeout", time.Minute, "with --wait-nodes, start routing anyway after this long")
@@ -57,11 +50,12 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl multinode: unexpected argument %q\n", fs.Arg(0))
 		return errUsage
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		fmt.Fprintf(env.stderr, "trawl multinode: bad --log-level %q\n", *logLevel)
+	log, level, err := admin.NewLogger(env.stderr, *logLevel)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "trawl multinode: %v\n", err)
 		return errUsage
 	}
+	adm.level = level
 	addr := *listen
 	if addr == "" {
 		if *basePort < 0 || *basePort > 65534 {
@@ -83,16 +77,14 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl multinode: %v\n", err)
 		return errUsage
 	}
-	alevel := newAdminLevel(level)
-	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: alevel.v}))
 	specs, err := multinode.SpecsFromFiles(configs)
 	if err != nil {
 		return err
 	}
 	// The collections added over the admin API before a restart
-	// (run_admin.go; the saved copy wins over --config).
-	collDir := collectionsDir(*data)
-	specs = withSavedCollections(specs, collDir, log)
+	// (internal/collstore; the saved copy wins over --config).
+	store := collstore.Store{Dir: collstore.Dir(*data)}
+	specs = withSavedCollections(specs, store, log)
 	srv := &multinode.Server{
 		Listen:        addr,
 		Data:          *data,
@@ -110,13 +102,10 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 	if addr := adminAddr(*adminListen, *basePort); addr != "" {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		b := newCrawlAdmin(admin.MultinodeScheduler, srv, nil, alevel, log.With("role", "admin"))
-		b.configs = configs
-		b.collDir = collDir
-		for _, sp := range specs {
-			b.known([]*config.Collection{sp.Config})
-		}
-		h := newAdminHTTP(b, adm)
+		opts := adm.options(log)
+		opts.Configs, opts.Store = configs, store
+		b := mnsadmin.New(&mnsadmin.Engine{MNS: srv}, specConfigs(specs), opts)
+		h := newAdminHTTP(b, adm, nil)
 		errc := make(chan error, 1)
 		go func() { errc <- serveAdmin(ctx, env, "multinode", addr, h, nil) }()
 		defer func() { cancel(); <-errc }()

@@ -3,24 +3,18 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"slices"
 	"strings"
 
+	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/nodesched"
 )
 
 func init() {
 	register(&command{name: "node", summary: "run a node scheduler: crawl the sites the multinode scheduler assigns", run: runNode})
 }
-
-// repeated is a repeatable string flag.
-type repeated []string
-
-func (r *repeated) String() string     { return strings.Join(*r, ",") }
-func (r *repeated) Set(s string) error { *r = append(*r, s); return nil }
 
 func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "node", "node --id ID --multinode HOST:PORT [--dupserver HOST:PORT ...] [flags]",
@@ -50,13 +44,12 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintln(env.stderr, "trawl node: --id and --multinode are required, and no arguments")
 		return errUsage
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
-		fmt.Fprintf(env.stderr, "trawl node: bad --log-level %q\n", *logLevel)
+	log, level, err := admin.NewLogger(env.stderr, *logLevel)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "trawl node: %v\n", err)
 		return errUsage
 	}
-	alevel := newAdminLevel(lvl)
-	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: alevel.v}))
+	adm.level = level
 	host, _ := os.Hostname()
 	if *sourceIP != "" && net.ParseIP(*sourceIP) == nil {
 		fmt.Fprintf(env.stderr, "trawl node: bad --source-ip %q\n", *sourceIP)
@@ -85,5 +78,5 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	log.Info("node scheduler starting", "id", *id, "multinode", *mns, "dupservers", len(ds), "data", *data)
-	return runNodeWithAdmin(ctx, env, cfg, adminAddr(*listen, *basePort), adm, alevel, log)
+	return runNodeWithAdmin(ctx, env, cfg, adminAddr(*listen, *basePort), adm, log)
 }

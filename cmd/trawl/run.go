@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,15 +11,15 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/term"
 
+	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/crawlsummary"
 	"github.com/trawl/trawl/internal/dupserver"
 	"github.com/trawl/trawl/internal/multinode"
 	"github.com/trawl/trawl/internal/nodesched"
@@ -109,7 +108,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		o.once = true
 	}
-	log, level, err := newLevelLogger(env.stderr, o.logLevel)
+	log, level, err := admin.NewLogger(env.stderr, o.logLevel)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "trawl run: %v\n", err)
 		return errUsage
@@ -249,57 +248,17 @@ loop:
 	return nil
 }
 
-// startDemo starts the synthetic web in this process and writes its hosts
-// file and crawl configuration under the data directory.
+// startDemo starts the synthetic web in this process, its files under
+// the data directory, and points o at its hosts file and configuration.
 func startDemo(ctx context.Context, env *cmdEnv, o *runOptions) (*webfarm.Farm, []string, error) {
-	dir := filepath.Join(o.data, "demo")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, err
-	}
-	// The synthetic web keeps its port for a data directory, so that a
-	// second run (after a stop or a crash) continues the same crawl.
-	portFile := filepath.Join(dir, "port")
-	fc := webfarm.DefaultConfig(o.demoSeed, o.demoHosts, o.demoPages)
-	fc.Port = 0 // a port free on every address, unless one is recorded
-	if b, err := os.ReadFile(portFile); err == nil {
-		fmt.Sscan(string(b), &fc.Port)
-	}
-	farm, err := webfarm.New(fc)
+	d, err := webfarm.StartDemo(ctx, filepath.Join(o.data, "demo"), webfarm.DefaultConfig(o.demoSeed, o.demoHosts, o.demoPages))
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := farm.Start(ctx); err != nil {
-		return nil, nil, fmt.Errorf("starting the synthetic web on port %d (recorded in %s; delete it to pick another): %w", fc.Port, portFile, err)
-	}
-	if err := os.WriteFile(portFile, []byte(fmt.Sprintln(farm.Port())), 0o644); err != nil {
-		farm.Close()
-		return nil, nil, err
-	}
-	crawl := farm.DefaultCrawl()
-	expect, err := farm.Expect(crawl)
-	if err != nil {
-		farm.Close()
-		return nil, nil, err
-	}
-	o.hostsFile = filepath.Join(dir, "hosts")
-	if err := os.WriteFile(o.hostsFile, farm.HostsFile(), 0o644); err != nil {
-		farm.Close()
-		return nil, nil, err
-	}
-	var x bytes.Buffer
-	if err := webfarm.WriteCrawlXML(&x, crawl, webfarm.XMLOptions{Collection: "demo", FetchTimeout: 10}); err != nil {
-		farm.Close()
-		return nil, nil, err
-	}
-	cfgPath := filepath.Join(dir, "crawl.xml")
-	if err := os.WriteFile(cfgPath, x.Bytes(), 0o644); err != nil {
-		farm.Close()
-		return nil, nil, err
-	}
-	o.configs = repeated{cfgPath}
+	o.hostsFile, o.configs = d.HostsFile, repeated{d.ConfigFile}
 	fmt.Fprintf(env.stderr, "trawl run: crawling the synthetic web: %d sites, %d pages each, port %d (config %s)\n",
-		o.demoHosts, o.demoPages, farm.Port(), cfgPath)
-	return farm, expect, nil
+		o.demoHosts, o.demoPages, d.Farm.Port(), d.ConfigFile)
+	return d.Farm, d.Expect, nil
 }
 
 // engine is the three roles of a single-machine crawl wired together, and
@@ -403,7 +362,7 @@ func (e *engine) run(ctx context.Context) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	errs := make([]error, 5)
-	for i, r := range []func(context.Context) error{e.mns.Run, e.ds.Run, e.ns.Run, e.serveHTTP, e.admin.backend.run} {
+	for i, r := range []func(context.Context) error{e.mns.Run, e.ds.Run, e.ns.Run, e.serveHTTP, e.admin.backend.Run} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -479,86 +438,21 @@ func (e *engine) totals() nodesched.Counters {
 }
 
 func (e *engine) progressLine(elapsed time.Duration) string {
-	t := e.totals()
-	secs := elapsed.Seconds()
-	rate := 0.0
-	if secs > 0 {
-		rate = float64(t["fetched"]) / secs
-	}
-	return fmt.Sprintf("%6.1fs  fetched %d  (%.0f pages/s)  queued %d  in flight %d  active sites %d  errors %d",
-		secs, t["fetched"], rate, t["queued"], t["in_flight"], t["active_sites"], errorCount(t))
-}
-
-func errorCount(t nodesched.Counters) int64 {
-	var n int64
-	for k, v := range t {
-		if strings.HasPrefix(k, "errors_") {
-			n += v
-		}
-	}
-	return n
+	return crawlsummary.ProgressLine(e.totals(), elapsed)
 }
 
 func (e *engine) printSummary(w io.Writer, elapsed time.Duration, farm *webfarm.Farm, expect []string) {
-	t := e.totals()
-	rate := 0.0
-	if s := elapsed.Seconds(); s > 0 {
-		rate = float64(t["fetched"]) / s
-	}
-	fmt.Fprintf(w, "crawl summary (%.1fs, %.0f pages/s)\n", elapsed.Seconds(), rate)
-	rows := []struct{ name, key string }{
-		{"requests answered", "fetched"}, {"documents stored", "stored"}, {"modified", "modified"},
-		{"unchanged", "unchanged"}, {"duplicates", "duplicates"}, {"redirects", "redirects"},
-		{"robots.txt fetched", "robots_fetched"}, {"denied by robots.txt", "robots_denied"},
-		{"excluded by rules", "excluded"}, {"deleted", "deleted"}, {"bytes received", "bytes"},
-	}
-	for _, r := range rows {
-		fmt.Fprintf(w, "  %-22s %d\n", r.name, t[r.key])
-	}
-	var codes, errs []string
-	for k, v := range t {
-		switch {
-		case strings.HasPrefix(k, "http_"):
-			codes = append(codes, fmt.Sprintf("%s:%d", strings.TrimPrefix(k, "http_"), v))
-		case strings.HasPrefix(k, "errors_"):
-			errs = append(errs, fmt.Sprintf("%s:%d", strings.TrimPrefix(k, "errors_"), v))
-		}
-	}
-	sort.Strings(codes)
-	sort.Strings(errs)
-	if len(codes) > 0 {
-		fmt.Fprintf(w, "  %-22s %s\n", "HTTP status", strings.Join(codes, " "))
-	}
-	if len(errs) > 0 {
-		fmt.Fprintf(w, "  %-22s %s\n", "fetch errors", strings.Join(errs, " "))
-	}
+	var requested []string
 	if farm != nil {
-		got := map[string]bool{}
 		for _, r := range farm.Requests() {
-			got[r.URL] = true
+			requested = append(requested, r.URL)
 		}
-		missing := 0
-		for _, u := range expect {
-			if !got[u] {
-				missing++
-			}
-		}
-		fmt.Fprintf(w, "  %-22s %d of %d expected URLs fetched (%d missing), %d distinct URLs requested\n",
-			"completeness", len(expect)-missing, len(expect), missing, len(got))
 	}
+	crawlsummary.Write(w, e.totals(), elapsed, farm != nil, requested, expect)
 }
 
 // isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// newLogger returns a text logger on w at the named level.
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("bad --log-level %q (want debug, info, warn or error)", level)
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})), nil
 }

@@ -1,29 +1,29 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trawl/trawl/internal/admin"
+	"github.com/trawl/trawl/internal/collstore"
 	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/crawladmin"
 	"github.com/trawl/trawl/internal/multinode"
+	"github.com/trawl/trawl/internal/multinode/mnsadmin"
 	"github.com/trawl/trawl/internal/nodesched"
+	"github.com/trawl/trawl/internal/nodesched/nsadmin"
+	"github.com/trawl/trawl/internal/stats"
 )
 
 // adminFlags are the flags of the HTTP interface's administration side,
@@ -32,7 +32,7 @@ type adminFlags struct {
 	token, user, password string
 	files                 string
 	// level is the process's log level, set once the logger exists.
-	level *adminLevel
+	level *admin.Level
 }
 
 func (f *adminFlags) register(fs *flag.FlagSet) {
@@ -46,63 +46,9 @@ func (f *adminFlags) auth() admin.Auth {
 	return admin.Auth{Token: f.token, User: f.user, Password: f.password}
 }
 
-// adminLevel is a process's log level: the MS-FSCADM bitmask
-// (GetLogLevel/SetLogLevel) mapped onto an slog.LevelVar.
-type adminLevel struct {
-	mu   sync.Mutex
-	mask int
-	v    *slog.LevelVar
-}
-
-func newAdminLevel(l slog.Level) *adminLevel {
-	a := &adminLevel{v: new(slog.LevelVar)}
-	a.v.Set(l)
-	switch {
-	case l <= slog.LevelDebug:
-		a.mask = admin.LogDebug | admin.LogInfo | admin.LogWarning | admin.LogError | admin.LogCritical
-	case l <= slog.LevelInfo:
-		a.mask = admin.LogInfo | admin.LogWarning | admin.LogError | admin.LogCritical
-	case l <= slog.LevelWarn:
-		a.mask = admin.LogWarning | admin.LogError | admin.LogCritical
-	default:
-		a.mask = admin.LogError | admin.LogCritical
-	}
-	return a
-}
-
-// Mask returns the bitmask.
-func (a *adminLevel) Mask() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.mask
-}
-
-// SetMask sets the bitmask; the slog level becomes the most verbose level
-// it asks for.
-func (a *adminLevel) SetMask(m int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.mask = m
-	switch {
-	case m&(admin.LogDebug|admin.LogVerbose) != 0:
-		a.v.Set(slog.LevelDebug)
-	case m&admin.LogInfo != 0:
-		a.v.Set(slog.LevelInfo)
-	case m&admin.LogWarning != 0:
-		a.v.Set(slog.LevelWarn)
-	default:
-		a.v.Set(slog.LevelError)
-	}
-}
-
-// newLevelLogger is newLogger with a level the admin API can change.
-func newLevelLogger(w io.Writer, level string) (*slog.Logger, *adminLevel, error) {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(level)); err != nil {
-		return nil, nil, fmt.Errorf("bad --log-level %q (want debug, info, warn or error)", level)
-	}
-	al := newAdminLevel(lvl)
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: al.v})), al, nil
+// options are the backend options the flags give.
+func (f *adminFlags) options(log *slog.Logger) crawladmin.Options {
+	return crawladmin.Options{Level: f.level, Files: admin.URIFiles{Dir: f.files}, Logger: log.With("role", "admin")}
 }
 
 // adminHTTP is the administration side of a process's HTTP interface:
@@ -110,27 +56,31 @@ func newLevelLogger(w io.Writer, level string) (*slog.Logger, *adminLevel, error
 // nothing else serves it), its data at /status.json and the Prometheus
 // metrics at /metrics.
 type adminHTTP struct {
-	backend *crawlAdmin
+	backend *crawladmin.Backend
 	metrics *admin.Metrics
 	reg     *prometheus.Registry
 	auth    admin.Auth
+	// observe is the node scheduler's Observe hook (nil without one).
+	observe func(coll string, o *nodesched.Outcome)
 }
 
-func newAdminHTTP(b *crawlAdmin, f adminFlags) *adminHTTP {
-	b.files = admin.URIFiles{Dir: f.files}
+// newAdminHTTP serves b; ns, if not nil, is the node scheduler of the
+// process, which feeds the metrics and the status page.
+func newAdminHTTP(b *crawladmin.Backend, f adminFlags, ns *nodesched.Driver) *adminHTTP {
 	h := &adminHTTP{backend: b, reg: prometheus.NewRegistry(), auth: f.auth()}
 	// A new registry holds nothing yet, so registering cannot collide.
 	h.metrics, _ = admin.NewMetrics(h.reg, b.Counters)
+	if ns != nil {
+		h.observe = nsadmin.Observe(b, h.metrics)
+		h.metrics.SetFeedBacklog(ns.FeedPending)
+	}
 	return h
 }
 
-// observe is the node scheduler's Observe hook.
-func (h *adminHTTP) observe(coll string, o *nodesched.Outcome) { h.backend.observe(h.metrics)(coll, o) }
-
 // mount adds the handlers to mux.
 func (h *adminHTTP) mount(mux *http.ServeMux) {
-	rpc := admin.NewServer(h.backend, admin.ServerOptions{Logger: h.backend.log})
-	status := admin.StatusHandler(h.backend.status)
+	rpc := admin.NewServer(h.backend, admin.ServerOptions{Logger: h.backend.Logger()})
+	status := admin.StatusHandler(h.backend.Status)
 	mux.Handle(admin.Path, h.auth.Wrap(rpc))
 	mux.Handle("/status", h.auth.Wrap(status))
 	mux.Handle("/status.json", h.auth.Wrap(status))
@@ -138,52 +88,6 @@ func (h *adminHTTP) mount(mux *http.ServeMux) {
 	if _, pat := mux.Handler(httptest.NewRequest(http.MethodGet, "/", nil)); pat == "" {
 		mux.Handle("/{$}", h.auth.Wrap(status))
 	}
-}
-
-// status builds the status page's report.
-func (a *crawlAdmin) status(ctx context.Context) (*admin.StatusReport, error) {
-	all, err := a.collections(ctx)
-	if err != nil {
-		return nil, err
-	}
-	now := a.now()
-	rep := &admin.StatusReport{Role: a.role.String(), Time: unix(now), Started: unix(a.started),
-		Rates: a.rates.Rates(), Errors: a.errs.Recent()}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, c := range all {
-		cnt := a.counters[c.name]
-		cs := admin.CollectionStatus{Name: c.name, Status: statusOf(c.state).Code(), Feeding: true,
-			Downloaded: cnt["fetched"], Stored: cnt["stored"], Modified: cnt["modified"], Deleted: cnt["deleted"],
-			Errors: errorTotal(cnt), Bytes: cnt["bytes"], Queued: cnt["queued"], InFlight: cnt["in_flight"],
-			ActiveSites: cnt["active_sites"], Idle: c.idle && cnt["queued"] == 0 && cnt["in_flight"] == 0}
-		if ac := a.colls[c.name]; ac != nil {
-			cs.Feeding = !ac.feedingOff[""]
-			cs.RefreshOnly = ac.refreshOnly
-			if ac.refreshOnly {
-				cs.CrawlMode = "Refreshing(limit=user)"
-			}
-		}
-		if s := a.tracker.Collection(c.name); s != nil {
-			ds := a.dspec(c.name)
-			cur := s.Current()
-			f := statsFlatten(cur, unix(now), float64(ds.Refresh), ds.RefreshMode)
-			cs.Cycle, cs.ProgressPercent, cs.ProgressText = f.Epoch, f.ProgressPercent, f.ProgressText
-		}
-		sites := a.sites[c.name]
-		names := make([]string, 0, len(sites))
-		for s := range sites {
-			names = append(names, s)
-		}
-		sort.Strings(names)
-		for _, s := range names {
-			sc := sites[s]
-			cs.Sites = append(cs.Sites, admin.SiteStatus{Site: s, Downloaded: sc["fetched"], Stored: sc["stored"],
-				Modified: sc["modified"], Deleted: sc["deleted"], Errors: errorTotal(sc), Bytes: sc["bytes"]})
-		}
-		rep.Collections = append(rep.Collections, cs)
-	}
-	return rep, nil
 }
 
 // listenMessage is the line a process prints once its HTTP interface
@@ -200,28 +104,60 @@ func listenMessage(cmd, addr string) string {
 // the standalone role over the engine's multinode and node schedulers,
 // mounted on the engine's HTTP interface.
 func newRunAdmin(e *engine, o *runOptions, specs []*multinode.CollectionSpec) *adminHTTP {
-	level := o.adm.level
-	if level == nil {
-		level = newAdminLevel(slog.LevelWarn)
-	}
 	// The collections added over the API before a restart join those of
-	// --config (the saved copy wins; docs/decisions.md). The multinode
-	// scheduler has not started yet, so its Collections may change here.
-	dir := collectionsDir(o.data)
-	specs = withSavedCollections(specs, dir, e.log)
+	// --config (the saved copy wins; docs/decisions/admin.md). The multinode scheduler has not
+	// started yet, so its Collections may change here.
+	store := collstore.Store{Dir: collstore.Dir(o.data)}
+	specs = withSavedCollections(specs, store, e.log)
 	e.mns.Collections = specs
-	b := newCrawlAdmin(admin.Standalone, e.mns, e.ns, level, e.log.With("role", "admin"))
-	b.configs = o.configs
-	b.collDir = dir
+	opts := o.adm.options(e.log)
+	opts.Role, opts.Configs, opts.Store = admin.Standalone, o.configs, store
+	eng := standalone{Engine: &mnsadmin.Engine{MNS: e.mns}, ns: nsadmin.Engine{NS: e.ns}}
+	h := newAdminHTTP(crawladmin.New(eng, specConfigs(specs), opts), o.adm, e.ns)
+	h.mount(e.mux)
+	return h
+}
+
+// standalone is trawl run's admin engine: collection operations go
+// through the in-process multinode scheduler, which relays them to the
+// node scheduler in MS-FSCMT messages as in a distributed setup; what
+// MS-FSCMT has no message for (refresh-only, refetching a site, refeeding),
+// the counters, the modes the crawl store keeps and the configuration go
+// to the node scheduler directly; the log level is the process's own.
+type standalone struct {
+	*mnsadmin.Engine
+	ns nsadmin.Engine
+}
+
+func (s standalone) SetRefreshOnly(ctx context.Context, coll string, on bool) error {
+	return s.ns.SetRefreshOnly(ctx, coll, on)
+}
+
+func (s standalone) RefetchURI(ctx context.Context, coll, uri string, o crawladmin.RefetchOptions) error {
+	return s.ns.RefetchURI(ctx, coll, uri, o)
+}
+
+func (s standalone) Counters(ctx context.Context) map[string]stats.CounterReport {
+	return s.ns.Counters(ctx)
+}
+
+func (s standalone) Modes(ctx context.Context) (map[string]crawladmin.Modes, bool) {
+	return s.ns.Modes(ctx)
+}
+
+func (s standalone) ConfigXML(ctx context.Context, coll string) (string, error) {
+	return s.ns.ConfigXML(ctx, coll)
+}
+
+func (s standalone) ForwardLogLevel(ctx context.Context, level int) error { return nil }
+
+// specConfigs returns the configurations of specs.
+func specConfigs(specs []*multinode.CollectionSpec) []*config.Collection {
 	cols := make([]*config.Collection, 0, len(specs))
 	for _, s := range specs {
 		cols = append(cols, s.Config)
 	}
-	b.known(cols)
-	h := newAdminHTTP(b, o.adm)
-	h.metrics.SetFeedBacklog(e.ns.FeedPending)
-	h.mount(e.mux)
-	return h
+	return cols
 }
 
 // announcedAdmin is the host and port a node scheduler announces for its
@@ -264,7 +200,7 @@ func serveAdmin(ctx context.Context, env *cmdEnv, cmd, addr string, h *adminHTTP
 		defer cancel()
 		srv.Shutdown(sctx)
 	}()
-	go func() { _ = h.backend.run(ctx) }()
+	go func() { _ = h.backend.Run(ctx) }()
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -286,7 +222,7 @@ func adminAddr(flagValue string, basePort int) string {
 // runNodeWithAdmin runs a node scheduler of a multinode setup with its HTTP
 // interface on addr ("" for none); the admin port announced in CMD_UM_INIT
 // is the one it listens on.
-func runNodeWithAdmin(ctx context.Context, env *cmdEnv, cfg nodesched.Config, addr string, adm adminFlags, level *adminLevel, log *slog.Logger) error {
+func runNodeWithAdmin(ctx context.Context, env *cmdEnv, cfg nodesched.Config, addr string, adm adminFlags, log *slog.Logger) error {
 	if addr == "" {
 		return nodesched.New(cfg).Run(ctx)
 	}
@@ -298,8 +234,7 @@ func runNodeWithAdmin(ctx context.Context, env *cmdEnv, cfg nodesched.Config, ad
 	var h *adminHTTP
 	cfg.Observe = func(c string, o *nodesched.Outcome) { h.observe(c, o) }
 	ns := nodesched.New(cfg)
-	h = newAdminHTTP(newCrawlAdmin(admin.NodeScheduler, nil, ns, level, log.With("role", "admin")), adm)
-	h.metrics.SetFeedBacklog(ns.FeedPending)
+	h = newAdminHTTP(nsadmin.New(ns, adm.options(log)), adm, ns)
 	ln.Close() // serveAdmin listens again on the same port
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -313,104 +248,13 @@ func runNodeWithAdmin(ctx context.Context, env *cmdEnv, cfg nodesched.Config, ad
 	return err
 }
 
-// collectionsDir is the directory under --data where the collections added
-// or updated over the admin API are kept, one MS-FSCCFG file each.
-func collectionsDir(data string) string { return filepath.Join(data, "collections") }
-
-// collectionFile is the file of collection name in dir; names that cannot
-// be a file name are refused.
-func collectionFile(dir, name string) (string, error) {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
-		return "", fmt.Errorf("collection name %q cannot name a file", name)
-	}
-	return filepath.Join(dir, name+".xml"), nil
-}
-
-// saveCollection writes c's configuration to dir/<name>.xml atomically (a
-// temporary file synced and renamed over the old one).
-func saveCollection(dir string, c *config.Collection) error {
-	path, err := collectionFile(dir, c.Name)
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if err := config.WriteCollections(&buf, []*config.Collection{c}); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".tmp-"+c.Name+"-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(buf.Bytes())
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
-}
-
-// forgetCollection removes the saved copy of collection name, if any.
-func forgetCollection(dir, name string) error {
-	path, err := collectionFile(dir, name)
-	if err != nil {
-		return err
-	}
-	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	return nil
-}
-
-// savedCollections reads the collections kept in dir; a file that no
-// longer parses is reported and skipped.
-func savedCollections(dir string, log *slog.Logger) []*config.Collection {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		if !os.IsNotExist(err) {
-			log.Error("admin: cannot read the saved collections", "dir", dir, "err", err)
-		}
-		return nil
-	}
-	var out []*config.Collection
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".xml") {
-			continue
-		}
-		path := filepath.Join(dir, name)
-		cfg, err := config.ParseFile(path, nil)
-		if err != nil {
-			log.Error("admin: saved collection skipped", "file", path, "err", err)
-			continue
-		}
-		out = append(out, cfg.Collections...)
-	}
-	return out
-}
-
-// withSavedCollections returns specs with the collections saved in dir:
+// withSavedCollections returns specs with the collections saved in store:
 // a saved collection replaces the --config one of the same name (it was
 // added or updated over the API after the process read --config) and the
 // others are appended.
-func withSavedCollections(specs []*multinode.CollectionSpec, dir string, log *slog.Logger) []*multinode.CollectionSpec {
+func withSavedCollections(specs []*multinode.CollectionSpec, store collstore.Store, log *slog.Logger) []*multinode.CollectionSpec {
 	out := append([]*multinode.CollectionSpec(nil), specs...)
-	for _, c := range savedCollections(dir, log) {
+	for _, c := range store.Load(log) {
 		sp, err := multinode.NewCollectionSpec(c, nil)
 		if err != nil {
 			log.Error("admin: saved collection skipped", "collection", c.Name, "err", err)

@@ -148,3 +148,18 @@ func (e *RefusedError) Error() string { return e.Msg }
 func Refuse(format string, args ...any) error {
 	return &RefusedError{Msg: fmt.Sprintf(format, args...)}
 }
+
+// ErrState matches (errors.Is) the error a Backend returns with
+// StateError: the collection's state does not allow the method (it is
+// being deleted, it is already suspended). It is a fault.
+var ErrState = errors.New("the collection's state does not allow this")
+
+// StateError returns an error that matches ErrState, with the text given.
+func StateError(format string, args ...any) error {
+	return &stateError{msg: fmt.Sprintf(format, args...)}
+}
+
+type stateError struct{ msg string }
+
+func (e *stateError) Error() string        { return e.msg }
+func (e *stateError) Is(target error) bool { return target == ErrState }

@@ -331,7 +331,15 @@ func methodTable() []*method {
 					return nil, faultf("CollectionAdd: this node scheduler is part of a multinode setup; add collections on the multinode scheduler, or set Force to 1")
 				}
 				data := []byte(a.str(0))
-				cfg, err := config.Parse(s.configName, data, s.configOptions)
+				// Parsed as a partial configuration: the backend merges it
+				// into the existing collection, or into the defaults for a
+				// new one, and checks the result as a whole.
+				var opts config.Options
+				if s.configOptions != nil {
+					opts = *s.configOptions
+				}
+				opts.Partial = true
+				cfg, err := config.Parse(s.configName, data, &opts)
 				if err != nil {
 					return nil, faultf("CollectionAdd: invalid configuration:\n%v", err)
 				}

@@ -120,7 +120,7 @@ func TestSpecExamples(t *testing.T) {
 				if m.Name == "delta" {
 					// The example's "delta" (global statistics) is not one
 					// of the keys 2.2.10.6 allows; GetGlobalStatistics
-					// returns them (docs/decisions.md).
+					// returns them (docs/decisions/stats.md).
 					continue
 				}
 				gv, ok := gs.Get(m.Name)

@@ -16,7 +16,7 @@ const MaxURIFile = 64 << 20
 // URIFiles reads the URI files of AddURIFile and CollectionDeleteURIFile.
 // MS-FSCADM makes the server read any absolute path it is given; trawl only
 // reads files inside Dir (after resolving symbolic links), and none when
-// Dir is empty (docs/decisions.md).
+// Dir is empty (docs/decisions/admin.md).
 type URIFiles struct {
 	Dir string
 }

@@ -9,7 +9,7 @@ import (
 
 // AllowList is the allow-list of peer addresses of a listener (MS-FSCMT has
 // no authentication: it is a private-network protocol, see
-// docs/decisions.md). The zero value (no prefixes) admits every peer.
+// docs/decisions/cmt.md). The zero value (no prefixes) admits every peer.
 type AllowList struct {
 	prefixes []netip.Prefix
 }

@@ -60,7 +60,7 @@ type ConnStats struct {
 // normal and first in first out within each priority (the spec's
 // "prepend to the communication queues" would send several queued
 // high-priority messages newest first; trawl keeps them in order, see
-// docs/decisions.md), batching them in a buffer that is flushed whenever
+// docs/decisions/cmt.md), batching them in a buffer that is flushed whenever
 // the queues are empty. Run also reads frames and delivers the decoded
 // messages on Incoming; a frame with an unknown command or a malformed
 // message is logged and skipped, while a frame over MaxFrame or a broken

@@ -146,7 +146,7 @@ const (
 	// PriorityNormal messages are appended to the communication queues.
 	PriorityNormal Priority = 0
 	// PriorityHigh messages are delivered before normal ones. trawl keeps
-	// them first-in first-out among themselves (docs/decisions.md).
+	// them first-in first-out among themselves (docs/decisions/cmt.md).
 	PriorityHigh Priority = 1
 )
 
@@ -334,7 +334,7 @@ func (s CollectionState) Valid() bool { return s >= 1 && s <= 8 }
 type RefreshFlags uint32
 
 // CMD_ADM_CONF_REFRESH bits (2.2.3.10). The spec writes the last one as
-// "0x16"; trawl reads it as 0x10 (docs/decisions.md).
+// "0x16"; trawl reads it as 0x10 (docs/decisions/cmt.md).
 const (
 	RefreshLoadConfig     RefreshFlags = 0x01 // load the collection configuration from disk
 	RefreshCollection     RefreshFlags = 0x02 // refresh the entire crawl collection

@@ -21,7 +21,7 @@ import (
 // by the password encrypted with AES in CBC mode, with a key file holding a
 // 128-bit key and a 128-bit IV. It does not say how the ciphertext becomes
 // text, how it is padded or what the key file looks like; trawl's choices
-// (docs/decisions.md, "Encrypted passwords"):
+// (docs/decisions/config.md):
 //
 //	key file:  64 hex digits (32 random bytes, the spec's 256 bits of key
 //	           material) and a newline, mode 0600

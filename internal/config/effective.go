@@ -8,7 +8,7 @@ import (
 
 // Effective is the configuration that applies to one URI on one node
 // scheduler: the layers of the collection resolved in precedence order
-// (docs/decisions.md, "Subcollections and Node overrides"):
+// (docs/decisions/subcollections.md):
 //
 //  1. the Node element of the node scheduler, if any;
 //  2. the subcollection the URI belongs to, if any;

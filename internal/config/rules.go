@@ -96,7 +96,7 @@ const maxRuleFile = 64 << 20
 
 // ParseRuleFile parses the contents of a rule file: one "ruletype:rule" per
 // line (MS-FSCCFG 2.2.4.1). Blank lines and lines starting with # are
-// skipped (the spec does not say; see docs/decisions.md). scope says which
+// skipped (the spec does not say; see docs/decisions/filter.md). scope says which
 // rule types are valid. Every rule is validated as in the configuration.
 func ParseRuleFile(data []byte, scope RuleScope) ([]Rule, error) {
 	if len(data) > maxRuleFile {

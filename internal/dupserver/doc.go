@@ -38,7 +38,7 @@
 // or does not answer within the replica timeout, the duplicate server answers
 // from its own store at once (a crawl never waits for a dead replica), keeps
 // the marks, and when the replica comes back it sends the configurations, the
-// pending collection removals and every dirty key again. See docs/decisions.md.
+// pending collection removals and every dirty key again. See docs/decisions/dupserver.md.
 //
 // # Failover
 //
@@ -47,5 +47,5 @@
 // there after the duplicate server has been gone for PromoteAfter; the old
 // duplicate server catches up as the promoted one's replica
 // (Server.FailoverReplica). Listeners take an allow-list of peer addresses
-// (Server.Allow). See docs/decisions.md, "Duplicate server failover".
+// (Server.Allow). See docs/decisions/dupserver.md.
 package dupserver

@@ -115,7 +115,7 @@ type DS struct {
 }
 
 // maxMissedKeepAlives is how many keep-alive periods in a row a peer may
-// leave unanswered before its connection is closed as dead (docs/decisions.md).
+// leave unanswered before its connection is closed as dead (docs/decisions/links.md).
 const maxMissedKeepAlives = 2
 
 // maxKASeqs bounds the unanswered keep-alives to the replica; past it the

@@ -9,7 +9,7 @@ import (
 
 // failoverState is a replica's view of its duplicate server, for the
 // promotion of the replica when node schedulers fail over to it
-// (docs/decisions.md, "Duplicate server failover").
+// (docs/decisions/dupserver.md).
 type failoverState struct {
 	promoted  bool
 	dsPeers   map[PeerID]bool // connections of the duplicate server (replica listener)

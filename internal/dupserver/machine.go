@@ -29,7 +29,7 @@ const (
 	// DefaultReplicaTimeout is how long the duplicate server waits for the
 	// replica to answer a forwarded checksum message before it gives the
 	// replica up, answers the node schedulers from its own store and
-	// reconnects (docs/decisions.md).
+	// reconnects (docs/decisions/dupserver.md).
 	DefaultReplicaTimeout = 10 * time.Second
 	// DefaultWindow bounds the checksum messages forwarded to the replica
 	// and not yet answered.

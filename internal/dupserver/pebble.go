@@ -29,7 +29,7 @@ type PebbleOptions struct {
 	FS vfs.FS
 	// Sync makes every write wait for fsync. Without it a write reaches
 	// Pebble's write-ahead log without fsync: it survives a killed process,
-	// not a machine crash (docs/decisions.md).
+	// not a machine crash (docs/decisions/dupserver.md).
 	Sync bool
 	// Logger receives Pebble's messages (nil: discarded).
 	Logger *slog.Logger

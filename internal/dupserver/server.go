@@ -73,7 +73,7 @@ type Server struct {
 	// server has been disconnected for PromoteAfter
 	// (DefaultPromoteAfter if 0); before, it is closed at once, so that the
 	// node scheduler goes back to the duplicate server. See
-	// docs/decisions.md.
+	// docs/decisions/dupserver.md.
 	FailoverListen   string
 	FailoverListener net.Listener
 	PromoteAfter     time.Duration

@@ -23,7 +23,7 @@ type Options struct {
 	// document's BOM and <meta charset> to pick its encoding.
 	ContentType string
 	// HonourRelNoFollow drops links marked rel="nofollow" (they are kept,
-	// with NoFollow set, by default: see docs/decisions.md).
+	// with NoFollow set, by default: see docs/decisions/extract.md).
 	HonourRelNoFollow bool
 	// MaxLinks caps the number of links (default 10000); MaxTextBytes the
 	// body text (default 1 MiB); MaxURLBytes the length of one URL (longer

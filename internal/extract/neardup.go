@@ -15,8 +15,7 @@ import (
 // NearBands keys with probability above 1 - 10^-4 while documents with
 // J <= 0.2 share one with probability under 3.3%. Band keys never equal an
 // MD5 content checksum or another band's key: the band number and a
-// domain prefix are part of what is hashed. See docs/decisions.md,
-// "near_duplicate_detection".
+// domain prefix are part of what is hashed. See docs/decisions/extract.md.
 const (
 	NearBands   = 20
 	nearRows    = 4

@@ -49,7 +49,7 @@ type Credential struct {
 // the challenge's realm applies. The entry's scheme decides what is
 // answered: basic, digest (RFC 7616: MD5, MD5-sess, SHA-256, SHA-256-sess,
 // qop=auth or none), ntlmv1/ntlmv2 (NTLMv2 through go-ntlmssp, see
-// docs/decisions.md) or auto (the strongest scheme the server offers: NTLM,
+// docs/decisions/fetch.md) or auto (the strongest scheme the server offers: NTLM,
 // then Digest, then Basic).
 //
 // Basic credentials of a URI-prefix entry are sent with the first request

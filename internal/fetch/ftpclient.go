@@ -2,7 +2,7 @@ package fetch
 
 // The FTP client of fetchFTP (RFC 959, with EPSV and EPRT of RFC 2428):
 // trawl's own, because ftp_passive=no needs active mode (PORT/EPRT), which
-// the FTP libraries for Go lack (docs/decisions.md). It speaks what a crawl
+// the FTP libraries for Go lack (docs/decisions/fetch.md). It speaks what a crawl
 // needs: USER/PASS/ACCT, TYPE I, CWD, PASV/EPSV or PORT/EPRT, RETR, LIST,
 // QUIT. Replies are read by ReadFTPReply, which caps lines, line counts and
 // bytes.

@@ -340,7 +340,7 @@ func (f *Frontier) cachedDup(e *Entry) bool {
 // shorter reports whether a path of hops and redirects is shorter than
 // one of oldHops and oldRedirects: no longer in either measure and shorter
 // in one (hops count only under crawlmode DEPTH). Paths neither of which
-// is shorter keep the first (see docs/decisions.md).
+// is shorter keep the first (see docs/decisions/frontier.md).
 func (f *Frontier) shorter(hops, redirects, oldHops, oldRedirects int) bool {
 	if f.cfg.MaxHops < 0 {
 		return redirects < oldRedirects

@@ -50,7 +50,7 @@ const (
 
 // textAnalyzer is the analyzer of the text fields: Unicode word boundaries
 // (UAX #29) and lower case, no stop words and no stemming, so that phrases
-// and words in any language match as written (see docs/decisions.md).
+// and words in any language match as written (see docs/decisions/index.md).
 const textAnalyzer = "trawl_text"
 
 // summaryBytes caps the stored summary shown when no snippet matches.

@@ -24,7 +24,7 @@ func (m *MNS) AddURIs(name string, uris []string, urgent, force bool, now time.T
 	for _, raw := range uris {
 		e, err := StartEntry(raw)
 		if err != nil {
-			return 0, m.flush(), fmt.Errorf("multinode: URI %q: %w", raw, err)
+			return 0, m.flush(), &URIError{URI: raw, Err: err}
 		}
 		e.Flags &^= cmt.URIFStartURI
 		if force {
@@ -44,6 +44,15 @@ func (m *MNS) AddURIs(name string, uris []string, urgent, force bool, now time.T
 	}
 	return n, m.flush(), nil
 }
+
+// URIError is AddURIs' error for a URI that cannot be parsed.
+type URIError struct {
+	URI string
+	Err error
+}
+
+func (e *URIError) Error() string { return fmt.Sprintf("multinode: URI %q: %v", e.URI, e.Err) }
+func (e *URIError) Unwrap() error { return e.Err }
 
 // AddURIs queues URIs given by an administrator (see MNS.AddURIs).
 func (s *Server) AddURIs(ctx context.Context, name string, uris []string, urgent, force bool) (int, error) {

@@ -54,7 +54,7 @@
 // persisted before it is announced (CMD_UM_ADD_ROUTE to every node
 // scheduler) and before the entry is forwarded. The host is resolved before
 // the site is routed, so that the announcement carries its addresses and
-// their time to live. See docs/decisions.md for the choices the
+// their time to live. See docs/decisions/multinode.md for the choices the
 // specification leaves open.
 //
 // # Failures

@@ -10,7 +10,7 @@ import (
 )
 
 // Defaults of the failure handling that MS-FSCMT leaves out
-// (docs/decisions.md, "Multinode failures").
+// (docs/decisions/links.md, docs/decisions/multinode.md).
 const (
 	// DefaultMaxMissedKeepAlives is how many keep-alive periods in a row a
 	// node scheduler may leave unanswered before its connection is closed

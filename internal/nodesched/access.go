@@ -363,7 +363,7 @@ func NewPayloads(rules []PayloadRule) *Payloads {
 
 // PayloadContentType is the Content-Type of a post_payload request: the
 // specification gives none, and its example is a form encoding
-// (docs/decisions.md).
+// (docs/decisions/fetch.md).
 const PayloadContentType = "application/x-www-form-urlencoded"
 
 // For returns the payload of uri, if one is configured.

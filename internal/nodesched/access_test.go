@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/cmt/cmtconfig"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/fetch"
 	"github.com/trawl/trawl/internal/stats"
@@ -148,7 +149,7 @@ func runAccessCrawlSites(t *testing.T, xml string) (map[string]int64, map[string
 	}
 	defer st.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	mns := &loopMNS{conf: cmt.CrawlConfig{Collections: []cmt.Collection{col.CrawlConfig()}}, name: col.Name, seen: map[string]bool{}}
+	mns := &loopMNS{conf: cmt.CrawlConfig{Collections: []cmt.Collection{cmtconfig.CrawlConfig(col)}}, name: col.Name, seen: map[string]bool{}}
 	d := New(Config{NodeID: "node1", Store: st, MNS: mns.dialer(ctx), Workers: 8, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()

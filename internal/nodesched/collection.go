@@ -145,7 +145,7 @@ func (s *Settings) For(uri string) *Settings {
 // jsFor is use_javascript for site: that of the first subcollection whose
 // domain rules allow the site, else the collection's. Like max_doc it is
 // decided per site: MS-FSCCFG 2.2.4.33 exempts use_javascript from
-// include_uris and exclude_uris (docs/decisions.md).
+// include_uris and exclude_uris (docs/decisions/subcollections.md).
 func (s *Settings) jsFor(site string) *JavaScript {
 	if s.root != nil {
 		s = s.root
@@ -349,7 +349,7 @@ func compileEff(c *config.Collection, eff *config.Effective, env Env) (*Settings
 	fo.ForceMimeDetection = eff.ForceMimetypeDetection()
 	// Redirects are not followed inside a fetch: every hop is a crawl queue
 	// entry of its own, so that it gets its site's politeness, robots.txt,
-	// routing and filters (docs/decisions.md).
+	// routing and filters (docs/decisions/pipeline.md).
 	fo.MaxRedirects = 0
 	fo.Dial = env.Dial
 	fo.Transport = env.Transport

@@ -28,8 +28,8 @@
 // or, in process, as parsed *config.Collection values (Config.Collections,
 // Driver.AddCollection, Machine.AddCollection).
 //
-// Broken links lose nothing the driver can repeat (docs/decisions.md,
-// "Multinode failures"): URIs sent to the multinode scheduler are sent
+// Broken links lose nothing the driver can repeat (docs/decisions/links.md):
+// URIs sent to the multinode scheduler are sent
 // again on the next link (Config.ResendWindow), checksum operations a
 // duplicate server has not answered go again (FailoverDialer moves to the
 // duplicate server's replica when it is gone), unanswered DNS and crawl-IP

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/cmt/cmtconfig"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/store"
 )
@@ -100,7 +101,7 @@ func crawlStore(t *testing.T, xml string) (map[string]int64, *store.Store) {
 	}
 	t.Cleanup(func() { st.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
-	mns := &loopMNS{conf: cmt.CrawlConfig{Collections: []cmt.Collection{col.CrawlConfig()}}, name: col.Name, seen: map[string]bool{}}
+	mns := &loopMNS{conf: cmt.CrawlConfig{Collections: []cmt.Collection{cmtconfig.CrawlConfig(col)}}, name: col.Name, seen: map[string]bool{}}
 	d := New(Config{NodeID: "node1", Store: st, MNS: mns.dialer(ctx), Workers: 8})
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()

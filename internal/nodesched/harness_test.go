@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/cmt/cmtconfig"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/webfarm"
 )
@@ -33,7 +34,7 @@ type fakeMNS struct {
 }
 
 func newFakeMNS(t testing.TB, farm *webfarm.Farm, node string, col *config.Collection) *fakeMNS {
-	cc := cmt.CrawlConfig{Collections: []cmt.Collection{col.CrawlConfig()}}
+	cc := cmt.CrawlConfig{Collections: []cmt.Collection{cmtconfig.CrawlConfig(col)}}
 	return &fakeMNS{t: t, farm: farm, node: node, conf: cc, name: col.Name, routed: map[string]bool{}, conns: make(chan *cmt.Conn, 4)}
 }
 

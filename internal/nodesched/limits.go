@@ -23,7 +23,7 @@ import (
 //
 // and queued again (bypassing the seen-set) when the collection leaves the
 // mode. It leaves it with a margin, so that it does not flap at the
-// threshold (docs/decisions.md): when the free space is back at disk_free
+// threshold (docs/decisions/pipeline.md): when the free space is back at disk_free
 // plus disk_free_slack percent, and when the stored documents are down to
 // max_doc minus max_doc_slack.
 

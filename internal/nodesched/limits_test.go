@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/trawl/trawl/internal/cmt/cmtconfig"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/stats"
 	"github.com/trawl/trawl/internal/store"
@@ -24,7 +25,7 @@ func startCrawlWith(t *testing.T, xml string, hook func(*Config)) *optCrawl {
 	}
 	mns := &multiMNS{seen: map[string]bool{}}
 	for _, col := range cfg.Collections {
-		mns.conf.Collections = append(mns.conf.Collections, col.CrawlConfig())
+		mns.conf.Collections = append(mns.conf.Collections, cmtconfig.CrawlConfig(col))
 	}
 	st, err := store.Open(t.TempDir(), store.Options{})
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 // DefaultMaxMissedKeepAlives is how many keep-alive periods in a row a peer
 // may leave unanswered before the node scheduler drops the link as dead and
-// dials again (docs/decisions.md, "Multinode failures").
+// dials again (docs/decisions/links.md).
 const DefaultMaxMissedKeepAlives = 2
 
 // linkState is what the machine keeps so that a broken link loses nothing

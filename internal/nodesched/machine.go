@@ -603,7 +603,7 @@ func (m *Machine) addLinks(c *collection, now time.Time, links []Link, tx *front
 }
 
 // Extra keys of a crawl queue entry that carry what the WQE tuple has no
-// field for (docs/decisions.md).
+// field for (docs/decisions/pipeline.md).
 const (
 	extraHops      = "hops"
 	extraRedirects = "redirects"

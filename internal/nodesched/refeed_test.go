@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/cmt/cmtconfig"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/index"
@@ -198,7 +199,7 @@ func TestFeedAnchors(t *testing.T) {
 	}
 	t.Cleanup(func() { idx.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
-	mns := &loopMNS{conf: cmt.CrawlConfig{Collections: []cmt.Collection{col.CrawlConfig()}}, name: col.Name, seen: map[string]bool{}}
+	mns := &loopMNS{conf: cmt.CrawlConfig{Collections: []cmt.Collection{cmtconfig.CrawlConfig(col)}}, name: col.Name, seen: map[string]bool{}}
 	d := New(Config{NodeID: "node1", Store: st, MNS: mns.dialer(ctx), Workers: 4,
 		Feed: &FeedConfig{Dial: feed.IndexDialer(idx), Feeder: feed.FeederOptions{BatchOps: 10, MinBackoff: 10 * time.Millisecond}}})
 	done := make(chan error, 1)

@@ -18,8 +18,7 @@ import (
 
 // What a document's operation reports besides its content (MS-FSCCFG
 // 2.2.4.7 pp/ds_meta_info, ds_max_ecl, max_dupes, ecl_override; see
-// docs/decisions.md "pp/ds_meta_info: duplicates, redirects, mirrors and
-// metadata"):
+// docs/decisions/feed.md):
 //
 //   - duplicates: the URIs whose record is a duplicate of the document
 //     (status duplicate, owner the document);

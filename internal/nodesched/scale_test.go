@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/cmt/cmtconfig"
 	"github.com/trawl/trawl/internal/config"
 )
 
@@ -107,7 +108,7 @@ func scaleMNS(ctx context.Context, t *testing.T, ln net.Listener, col *config.Co
 	for fr := range c.Incoming() {
 		switch x := fr.Message.(type) {
 		case *cmt.UMInit:
-			if err := send(&cmt.AdmConfAdd{Collection: "scale", Config: cmt.CrawlConfig{Collections: []cmt.Collection{col.CrawlConfig()}}}); err != nil {
+			if err := send(&cmt.AdmConfAdd{Collection: "scale", Config: cmt.CrawlConfig{Collections: []cmt.Collection{cmtconfig.CrawlConfig(col)}}}); err != nil {
 				sent <- err
 				return
 			}

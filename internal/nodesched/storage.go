@@ -29,7 +29,7 @@ import (
 //   - limits (2.2.4.18): limits.go.
 //
 // datastore, clusters and defrag_threshold describe FAST's own file layout
-// and have no equivalent in the Pebble store (docs/decisions.md).
+// and have no equivalent in the Pebble store (docs/decisions/store.md).
 type storageSettings struct {
 	diffCheck       bool
 	storeDupes      bool

@@ -19,7 +19,7 @@ import (
 
 // This file is storage/uri_dir (MS-FSCCFG 2.2.4.6): "a path to store URIs
 // that are extracted from a document. A file is generated for each crawled
-// document." (docs/decisions.md, "storage/uri_dir").
+// document." (docs/decisions/store.md).
 //
 // Layout, under the directory the parameter names (a relative path is
 // relative to the node's data directory, the crawl store's):

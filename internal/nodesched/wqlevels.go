@@ -56,7 +56,7 @@ func compileLevels(eff *config.Effective, fc *frontier.Config) error {
 		return nil
 	}
 	// The levels are sorted by number: the first match, the highest
-	// priority, wins (docs/decisions.md).
+	// priority, wins (docs/decisions/frontier.md).
 	fc.PutLevel = func(uri string) int {
 		for _, r := range rules {
 			if ok, _ := r.f.Allowed(uri, netip.Addr{}); ok {

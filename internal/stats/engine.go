@@ -49,7 +49,7 @@ var counterCounts = []struct{ attr, counter string }{
 // unreachable or refusing proxy (errors_proxy) is a failed connection; a
 // failed form login, refused credentials (401/407, errors_auth) and a
 // failed JavaScript rendering (a crashed or hung browser) are other errors
-// (docs/decisions.md).
+// (docs/decisions/stats.md).
 var (
 	URISkipCounters = map[string][]string{
 		SkipRobots:  {"robots_denied"},
@@ -93,7 +93,7 @@ var (
 // max is the engine's largest sample so far of DLTime and DocSize
 // (dl_time_us_max, doc_bytes_max): deltas cannot carry a maximum, so the
 // caller passes the cumulative values (nil: unknown, the average is used).
-// PPURLsChange, PPPartialUpdate and PPChecksums stay 0 (docs/decisions.md).
+// PPURLsChange, PPPartialUpdate and PPChecksums stay 0 (docs/decisions/stats.md).
 func ApplyCounters(r *Record, d map[string]int64, max map[string]int64) {
 	for _, c := range counterCounts {
 		if v := d[c.counter]; v > 0 {

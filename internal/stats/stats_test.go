@@ -456,3 +456,32 @@ func TestProgress(t *testing.T) {
 		}
 	}
 }
+
+func TestParseCounterReport(t *testing.T) {
+	d := marshal.Dict{
+		{Key: marshal.Str("fetched"), Value: marshal.Int(7)},
+		{Key: marshal.Unicode("bytes"), Value: marshal.Float(1024.9)},
+		{Key: marshal.Int(3), Value: marshal.Int(1)},        // not a string key: ignored
+		{Key: marshal.Str("note"), Value: marshal.Str("x")}, // not a counter: ignored
+		{Key: marshal.Str("last_uri"), Value: marshal.Str("http://a.example/2")},
+		{Key: marshal.Str("sites"), Value: marshal.Dict{
+			{Key: marshal.Str("a.example"), Value: marshal.Dict{
+				{Key: marshal.Str("fetched"), Value: marshal.Int(5)},
+				{Key: marshal.Str("last_uri"), Value: marshal.Str("http://a.example/2")},
+			}},
+			{Key: marshal.Str("b.example"), Value: marshal.Dict{{Key: marshal.Str("http_404"), Value: marshal.Int(2)}}},
+			{Key: marshal.Str("c.example"), Value: marshal.Int(1)}, // not a dictionary: ignored
+		}},
+	}
+	want := CounterReport{
+		Counters: map[string]int64{"fetched": 7, "bytes": 1024},
+		Sites:    map[string]map[string]int64{"a.example": {"fetched": 5}, "b.example": {"http_404": 2}},
+		LastURI:  "http://a.example/2", SiteLastURI: map[string]string{"a.example": "http://a.example/2"},
+	}
+	if diff := cmp.Diff(want, ParseCounterReport(d)); diff != "" {
+		t.Errorf("ParseCounterReport (-want +got):\n%s", diff)
+	}
+	if got := ErrorTotal(map[string]int64{"errors_timeout": 2, "http_404": 3, "http_200": 9, "http_301": 1, "http_503": 4}); got != 9 {
+		t.Errorf("ErrorTotal = %d, want 9", got)
+	}
+}

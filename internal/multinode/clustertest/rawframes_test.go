@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/cmt/cmtconfig"
 	"github.com/trawl/trawl/internal/config"
 )
 
@@ -411,7 +412,7 @@ func TestRawNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mns.send(&cmt.AdmConfAdd{Collection: "raw", Config: cmt.CrawlConfig{Collections: []cmt.Collection{cfg.Collections[0].CrawlConfig()}}, Epoch: 1})
+	mns.send(&cmt.AdmConfAdd{Collection: "raw", Config: cmt.CrawlConfig{Collections: []cmt.Collection{cmtconfig.CrawlConfig(cfg.Collections[0])}}, Epoch: 1})
 	// ASK_ROUTE is answered with every route and LAST_ROUTE.
 	mns.send(&cmt.UMAddRoute{Collection: "raw", NodeID: "other", RouteAttr: "x.raw.test", Site: "x.raw.test", TTL: 60})
 	mns.send(&cmt.UMAskRoute{Collection: "raw"})

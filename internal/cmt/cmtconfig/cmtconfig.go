@@ -1,4 +1,9 @@
-package config
+// Package cmtconfig converts between a parsed MS-FSCCFG collection
+// (internal/config) and the MS-FSCMT crawl configuration structure of
+// MS-FSCMT 2.2.2.3 (internal/cmt) that CMD_ADM_CONF_ADD and
+// PPDUP_SET_CONFIG carry. It lives beside the wire package so that the
+// configuration model imports no wire format.
+package cmtconfig
 
 import (
 	"bytes"
@@ -7,14 +12,15 @@ import (
 	"strconv"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/config"
 )
 
-// CrawlConfig returns the collection as the MS-FSCMT crawl configuration
+// CrawlConfig returns a collection as the MS-FSCMT crawl configuration
 // structure of 2.2.2.3, ready for CMD_ADM_CONF_ADD: every parameter the
 // file set (defaults are not sent; the receiver applies the same table),
 // sections as nested dictionaries, SubDomain, Login and Node elements under
 // "subdomains", "logins" and "nodes".
-func (c *Collection) CrawlConfig() cmt.Collection {
+func CrawlConfig(c *config.Collection) cmt.Collection {
 	out := cmt.Collection{Name: c.Name, Params: cmtParams(c.Root)}
 	for _, s := range c.SubCollections {
 		out.SubDomains = append(out.SubDomains, cmt.Named{Name: s.Name, Params: cmtParams(s)})
@@ -28,9 +34,9 @@ func (c *Collection) CrawlConfig() cmt.Collection {
 	return out
 }
 
-// PPDUPConfig returns the collection's ppdup section as PPDUP_SET_CONFIG
+// PPDUPConfig returns a collection's ppdup section as PPDUP_SET_CONFIG
 // carries it (MS-FSCMT 3.1.5.11: only the ppdup section).
-func (c *Collection) PPDUPConfig() cmt.Collection {
+func PPDUPConfig(c *config.Collection) cmt.Collection {
 	out := cmt.Collection{Name: c.Name}
 	if s := c.Root.Child("ppdup"); s != nil {
 		out.Params = cmtParams(s)
@@ -38,7 +44,7 @@ func (c *Collection) PPDUPConfig() cmt.Collection {
 	return out
 }
 
-func cmtParams(s *Section) cmt.Params {
+func cmtParams(s *config.Section) cmt.Params {
 	var p cmt.Params
 	if s == nil {
 		return p
@@ -49,13 +55,13 @@ func cmtParams(s *Section) cmt.Params {
 		}
 		v := prm.Value
 		switch v.Type {
-		case Integer:
+		case config.Integer:
 			p.Attribs = append(p.Attribs, cmt.IntAttrib(prm.Name, v.Int))
-		case Real:
+		case config.Real:
 			p.Attribs = append(p.Attribs, cmt.RealAttrib(prm.Name, v.Real))
-		case Boolean:
+		case config.Boolean:
 			p.Attribs = append(p.Attribs, cmt.BoolAttrib(prm.Name, v.Bool))
-		case ListString:
+		case config.ListString:
 			p.Attribs = append(p.Attribs, cmt.ListAttrib(prm.Name, append([]string(nil), v.List...)...))
 		default:
 			p.Attribs = append(p.Attribs, cmt.StrAttrib(prm.Name, v.Text))
@@ -73,11 +79,11 @@ func cmtParams(s *Section) cmt.Params {
 // received configuration gets exactly the validation and defaults of a
 // file; name is used in error messages. Booleans arrive as integers (the
 // wire has no boolean type) and are restored from the definition table.
-func FromCrawlConfig(name string, col cmt.Collection, opts *Options) (*Collection, error) {
+func FromCrawlConfig(name string, col cmt.Collection, opts *config.Options) (*config.Collection, error) {
 	var b bytes.Buffer
 	b.WriteString("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<CrawlerConfig>\n")
 	fmt.Fprintf(&b, "<DomainSpecification name=%s>\n", xmlAttr(col.Name))
-	sch := Spec()
+	sch := config.Spec()
 	writeCMTParams(&b, sch.Collection, col.Params)
 	for _, n := range col.SubDomains {
 		fmt.Fprintf(&b, "<SubDomain name=%s>\n", xmlAttr(n.Name))
@@ -95,24 +101,24 @@ func FromCrawlConfig(name string, col cmt.Collection, opts *Options) (*Collectio
 		b.WriteString("</Node>\n")
 	}
 	b.WriteString("</DomainSpecification>\n</CrawlerConfig>\n")
-	cfg, err := Parse(name, b.Bytes(), opts)
+	cfg, err := config.Parse(name, b.Bytes(), opts)
 	if err != nil {
 		return nil, err
 	}
 	if len(cfg.Collections) != 1 {
-		return nil, fmt.Errorf("config: %s: want one collection, got %d", name, len(cfg.Collections))
+		return nil, fmt.Errorf("cmtconfig: %s: want one collection, got %d", name, len(cfg.Collections))
 	}
 	return cfg.Collections[0], nil
 }
 
-func writeCMTParams(b *bytes.Buffer, def *SectionDef, p cmt.Params) {
+func writeCMTParams(b *bytes.Buffer, def *config.SectionDef, p cmt.Params) {
 	for _, a := range p.Attribs {
 		typ := a.Type.String()
 		text := ""
 		switch a.Type {
 		case cmt.AttribInteger, cmt.AttribBoolean:
 			text = strconv.FormatInt(a.Int, 10)
-			if pd := paramDef(def, a.Name); a.Type == cmt.AttribBoolean || (pd != nil && pd.Type == Boolean) {
+			if pd := paramDef(def, a.Name); a.Type == cmt.AttribBoolean || (pd != nil && pd.Type == config.Boolean) {
 				typ = "boolean"
 				text = "no"
 				if a.Int != 0 {
@@ -122,7 +128,7 @@ func writeCMTParams(b *bytes.Buffer, def *SectionDef, p cmt.Params) {
 		case cmt.AttribReal:
 			typ = "real"
 			text = strconv.FormatFloat(a.Real, 'f', -1, 64)
-			if pd := paramDef(def, a.Name); pd != nil && pd.Type == Integer && a.Real == float64(int64(a.Real)) {
+			if pd := paramDef(def, a.Name); pd != nil && pd.Type == config.Integer && a.Real == float64(int64(a.Real)) {
 				typ, text = "integer", strconv.FormatInt(int64(a.Real), 10)
 			}
 		case cmt.AttribString:
@@ -143,7 +149,7 @@ func writeCMTParams(b *bytes.Buffer, def *SectionDef, p cmt.Params) {
 	}
 	for _, s := range p.Sections {
 		fmt.Fprintf(b, "<section name=%s>\n", xmlAttr(s.Name))
-		var child *SectionDef
+		var child *config.SectionDef
 		if def != nil {
 			if child = def.Section(s.Name); child == nil {
 				child = def.AnySection
@@ -154,7 +160,7 @@ func writeCMTParams(b *bytes.Buffer, def *SectionDef, p cmt.Params) {
 	}
 }
 
-func paramDef(def *SectionDef, name string) *ParamDef {
+func paramDef(def *config.SectionDef, name string) *config.ParamDef {
 	if def == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package config
+package cmtconfig
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/marshal"
 )
 
@@ -14,7 +15,7 @@ import (
 // configuration structure and its marshal bytes, and rebuilds it: the
 // canonical XML of the rebuilt collection equals the original's.
 func TestCrawlConfigRoundTrip(t *testing.T) {
-	files, err := filepath.Glob("testdata/examples/*.xml")
+	files, err := filepath.Glob("../../config/testdata/examples/*.xml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no examples: %v", err)
 	}
@@ -23,12 +24,12 @@ func TestCrawlConfigRoundTrip(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			cfg, err := ParseFile(f, nil)
+			cfg, err := config.ParseFile(f, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, col := range cfg.Collections {
-				cc := cmt.CrawlConfig{Collections: []cmt.Collection{col.CrawlConfig()}}
+				cc := cmt.CrawlConfig{Collections: []cmt.Collection{CrawlConfig(col)}}
 				v, err := cc.Value()
 				if err != nil {
 					t.Fatalf("Value: %v", err)
@@ -54,10 +55,10 @@ func TestCrawlConfigRoundTrip(t *testing.T) {
 					t.Fatalf("FromCrawlConfig: %v", err)
 				}
 				var want, have bytes.Buffer
-				if err := WriteCollections(&want, []*Collection{col}); err != nil {
+				if err := config.WriteCollections(&want, []*config.Collection{col}); err != nil {
 					t.Fatal(err)
 				}
-				if err := WriteCollections(&have, []*Collection{rebuilt}); err != nil {
+				if err := config.WriteCollections(&have, []*config.Collection{rebuilt}); err != nil {
 					t.Fatal(err)
 				}
 				if want.String() != have.String() {
@@ -72,11 +73,11 @@ func TestPPDUPConfig(t *testing.T) {
 	xml := `<CrawlerConfig><DomainSpecification name="example">
 <section name="ppdup"><attrib name="format" type="string">gigabase</attrib><attrib name="compact" type="boolean">no</attrib></section>
 </DomainSpecification></CrawlerConfig>`
-	cfg, err := Parse("t.xml", []byte(xml), nil)
+	cfg, err := config.Parse("t.xml", []byte(xml), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pp := cfg.Collections[0].PPDUPConfig()
+	pp := PPDUPConfig(cfg.Collections[0])
 	cc := cmt.CrawlConfig{Collections: []cmt.Collection{pp}}
 	v, err := cc.Value()
 	if err != nil {
