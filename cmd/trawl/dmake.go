@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/dmake"
 )
 
@@ -53,7 +54,7 @@ func runDmakeWorker(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl dmake worker: unexpected argument %q\n", fs.Arg(0))
 		return errUsage
 	}
-	log, err := newLogger(env.stderr, *logLevel)
+	log, _, err := admin.NewLogger(env.stderr, *logLevel)
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func runDmakeMaster(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl dmake run: --heartbeat must be between 0 and 60s\n")
 		return errUsage
 	}
-	log, err := newLogger(env.stderr, *logLevel)
+	log, _, err := admin.NewLogger(env.stderr, *logLevel)
 	if err != nil {
 		return err
 	}

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/trawl/trawl/internal/loop"
@@ -157,10 +157,7 @@ func NewMaster(cfg MasterConfig) *Master {
 		xfers: map[string]map[int]*xfer{}, xfail: map[string]int{}, tasks: map[string]*mtask{},
 		rnd: rand.New(rand.NewPCG(cfg.Seed, 0x646d616b65))}
 	for i, a := range cfg.Workers {
-		host, _, err := net.SplitHostPort(a)
-		if err != nil {
-			host = a
-		}
+		host := hostOf(a)
 		m.workers = append(m.workers, &mworker{idx: i, addr: a, host: host})
 	}
 	for _, t := range cfg.Build.Targets {
@@ -450,3 +447,12 @@ func (m *Master) requeue(t *mtarget, why string, counts bool) {
 }
 
 func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }
+
+// hostOf returns the host of a host:port address ("[v6]:port" too).
+func hostOf(addr string) string {
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 {
+		return addr
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(addr[:i], "["), "]")
+}
