@@ -1,6 +1,7 @@
 package dmake
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"strings"
@@ -258,6 +259,38 @@ func FuzzParseLine(f *testing.F) {
 			}
 			if m2.Name != m.Name || !cmp.Equal(strs(m.Args), strs(m2.Args)) || !bytes.Equal(m.Data, m2.Data) {
 				t.Fatalf("round trip %q -> %q", in, enc)
+			}
+		}
+	})
+}
+
+// FuzzCodec feeds arbitrary bytes to the stream codec the connections use:
+// it never panics, and every message it returns re-encodes to one it reads
+// back the same.
+func FuzzCodec(f *testing.F) {
+	for _, ex := range specExamples {
+		f.Add([]byte(ex.line + ex.data))
+	}
+	f.Add([]byte("#stdout 1 3\nabc\n#bogus\n#forget 1\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		r := bufio.NewReader(bytes.NewReader(in))
+		for i := 0; i < 100; i++ {
+			m, err := Codec{}.Decode(r)
+			if err != nil {
+				return
+			}
+			if m.Err != nil {
+				continue
+			}
+			var buf bytes.Buffer
+			w := bufio.NewWriter(&buf)
+			if err := (Codec{}).Encode(w, m); err != nil {
+				t.Fatal(err)
+			}
+			w.Flush()
+			m2, err := Codec{}.Decode(bufio.NewReader(&buf))
+			if err != nil || m2.Err != nil || m2.Name != m.Name || !cmp.Equal(strs(m.Args), strs(m2.Args)) || !bytes.Equal(m.Data, m2.Data) {
+				t.Fatalf("round trip of %q: %v %v", buf.Bytes(), err, m2.Err)
 			}
 		}
 	})
