@@ -87,6 +87,7 @@ func runDmakeMaster(ctx context.Context, env *cmdEnv, args []string) error {
 	hbTimeout := fs.Duration("heartbeat-timeout", dmake.DefaultHeartbeatTimeout, "silence after which a worker's work is given to others")
 	slots := fs.Int("slots", 2, "targets a worker runs at once")
 	compress := fs.Bool("compress", false, "zlib-compress file transfers")
+	timeout := fs.Duration("build-timeout", 0, "give the build up after this long (0: no limit)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	// The build file may come before or after the flags.
 	var file string
@@ -122,6 +123,11 @@ func runDmakeMaster(ctx context.Context, env *cmdEnv, args []string) error {
 	f.Close()
 	if err != nil {
 		return err
+	}
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
 	}
 	return dmake.RunMaster(ctx, dmake.MasterOptions{Logger: log, MasterConfig: dmake.MasterConfig{
 		Workers: workers, Build: b, HeartbeatPeriod: *hb, HeartbeatTimeout: *hbTimeout, Slots: *slots, Compress: *compress}})

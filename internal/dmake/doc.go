@@ -157,6 +157,8 @@
 //     targets running there are put back at once (the worker killed them),
 //     and its files wait for it until the heartbeat timeout. An initial file
 //     lost with its workers fails the build.
+//   - The build timeout (3.2.2.3) is --build-timeout, none by default: a
+//     build whose kept file's worker never comes back waits for it.
 //   - Restart: the master keeps no state on disk. A restarted master runs
 //     the whole build again from the initial files: the old connections'
 //     tasks were killed by the workers when the old master died, every

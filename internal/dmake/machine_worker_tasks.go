@@ -374,6 +374,10 @@ func (w *Worker) taskResult(p loop.Peer, c *wconn, t *wtask, kind string, ev loo
 		return
 	}
 	if t.aborting && kind != "shell-wait" {
+		if kind == "shell-start" {
+			// Started just before the abort killed it: reap it.
+			w.job(p, t.id, "ignore", JobShellWait{Key: key})
+		}
 		w.finish(p, c, t, StatusAborted, abortAux(t)...)
 		return
 	}
