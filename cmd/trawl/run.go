@@ -66,6 +66,7 @@ type runOptions struct {
 	logLevel   string
 	progress   string
 	idleSettle time.Duration
+	serve      bool
 	adm        adminFlags // run_admin.go
 }
 
@@ -91,9 +92,14 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress line: auto (on a terminal), on, off")
 	fs.DurationVar(&o.idleSettle, "idle-settle", 1500*time.Millisecond, "with --once: how long the crawl must stay idle to count as complete")
+	fs.BoolVar(&o.serve, "serve", false, "with --once or --demo: keep the HTTP interface (search, status, admin API) up after the crawl until Ctrl-C/SIGTERM")
 	o.adm.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if o.serve && o.listen == "off" {
+		fmt.Fprintln(env.stderr, "trawl run: --serve keeps the HTTP interface up, but --listen off disables it: drop one of them")
+		return errUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(env.stderr, "trawl run: unexpected argument %q\n", fs.Arg(0))
@@ -204,7 +210,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	defer tick.Stop()
 	var idleSince time.Time
 	var runErr error
-	stopped := false
+	stopped, complete := false, false
 loop:
 	for {
 		select {
@@ -222,6 +228,7 @@ loop:
 					if idleSince.IsZero() {
 						idleSince = now
 					} else if now.Sub(idleSince) >= o.idleSettle {
+						complete = true
 						break loop
 					}
 				} else {
@@ -233,15 +240,34 @@ loop:
 	if showProgress {
 		fmt.Fprint(env.stderr, "\r\033[K")
 	}
-	cancel()
-	if !stopped {
-		runErr = <-errc
+	summary := func(elapsed time.Duration, serving bool) {
+		e.printSummary(env.stdout, elapsed, farm, expect)
+		e.search.printSummary(env.stdout, e)
+		if resumed {
+			fmt.Fprintf(env.stdout, "  %-22s this run continued the crawl state in %s; the counts above are this run's only\n", "resumed", o.data)
+		}
+		printNextSteps(context.Background(), env.stdout, &o, e, e.httpHost(), serving)
 	}
-	elapsed := time.Since(start)
-	e.printSummary(env.stdout, elapsed, farm, expect)
-	e.search.printSummary(env.stdout, e)
-	if resumed {
-		fmt.Fprintf(env.stdout, "  %-22s this run continued the crawl state in %s; the counts above are this run's only\n", "resumed", o.data)
+	if complete && o.serve && e.ln != nil {
+		// --serve: the summary now, then the HTTP interface (and the
+		// idle roles behind it) until Ctrl-C/SIGTERM.
+		summary(time.Since(start), true)
+		select {
+		case runErr = <-errc:
+			stopped = true
+		case <-ctx.Done():
+		}
+		cancel()
+		if !stopped {
+			runErr = <-errc
+		}
+	} else {
+		elapsed := time.Since(start)
+		cancel()
+		if !stopped {
+			runErr = <-errc
+		}
+		summary(elapsed, false)
 	}
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return runErr
@@ -445,6 +471,19 @@ func (e *engine) serveHTTP(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// httpHost is the host:port of the HTTP interface to show in URLs ("" when
+// it is off), with a wildcard address replaced by 127.0.0.1.
+func (e *engine) httpHost() string {
+	if e.ln == nil {
+		return ""
+	}
+	a := e.ln.Addr().String()
+	if strings.HasPrefix(a, "[::]:") || strings.HasPrefix(a, "0.0.0.0:") {
+		a = "127.0.0.1" + a[strings.LastIndex(a, ":"):]
+	}
+	return a
 }
 
 // idle reports whether nothing is queued anywhere: the node scheduler has no

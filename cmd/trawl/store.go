@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -31,7 +32,7 @@ func runStore(ctx context.Context, env *cmdEnv, args []string) error {
 		usage, summary = "store get --data DIR [--collection C] URI", "Print a URI's stored record, a blank line, then its stored document body."
 	}
 	fs := newFlagSet(env, "store "+sub, usage, summary)
-	data := fs.String("data", "./data", "directory of the crawl store")
+	data := fs.String("data", "./data", "the crawl's data directory (trawl run --data; the store is DIR/node), or a crawl store")
 	coll := fs.String("collection", "", "collection (default: the only one in the store)")
 	site := fs.String("site", "", "list only this crawl site (host[:port])")
 	if err := parseFlags(fs, args[1:]); err != nil {
@@ -41,7 +42,7 @@ func runStore(ctx context.Context, env *cmdEnv, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	st, err := store.Open(*data, store.Options{})
+	st, err := openCrawlStore(*data)
 	if err != nil {
 		return err
 	}
@@ -142,6 +143,9 @@ func onlyCollection(st *store.Store) (string, error) {
 		return "", err
 	}
 	if len(names) != 1 {
+		if len(names) == 0 {
+			return "", errors.New("the crawl store holds no collection yet: nothing was crawled")
+		}
 		return "", fmt.Errorf("the store holds %d collections: name one with --collection", len(names))
 	}
 	for n := range names {
