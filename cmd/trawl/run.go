@@ -67,6 +67,7 @@ type runOptions struct {
 	progress   string
 	idleSettle time.Duration
 	serve      bool
+	warcDir    string
 	adm        adminFlags // run_admin.go
 }
 
@@ -92,6 +93,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress line: auto (on a terminal), on, off")
 	fs.DurationVar(&o.idleSettle, "idle-settle", 1500*time.Millisecond, "with --once: how long the crawl must stay idle to count as complete")
+	fs.StringVar(&o.warcDir, "warc", "", "write what is crawled as WARC files (gzipped WARC/1.1) into this directory, for every collection")
 	fs.BoolVar(&o.serve, "serve", false, "with --once or --demo: keep the HTTP interface (search, status, admin API) up after the crawl until Ctrl-C/SIGTERM")
 	o.adm.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -123,6 +125,11 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	o.adm.level = level
 	if err := os.MkdirAll(o.data, 0o755); err != nil {
 		return err
+	}
+	if o.warcDir != "" {
+		if o.warcDir, err = filepath.Abs(o.warcDir); err != nil {
+			return err
+		}
 	}
 	if o.key, err = passwordKey(o.keyFile); err != nil {
 		return err
@@ -400,6 +407,7 @@ func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logge
 		Logger:    log.With("role", "nodesched"),
 		Feed:      e.search.feed(),
 		Observe:   func(c string, oc *nodesched.Outcome) { e.admin.observe(c, oc) },
+		WARC:      nodesched.WARCConfig{Dir: o.warcDir, Software: "trawl/" + version},
 	})
 	e.admin = newRunAdmin(e, o, specs)
 	return e
@@ -570,6 +578,10 @@ func (e *engine) printSummary(w io.Writer, elapsed time.Duration, farm *webfarm.
 	}
 	if len(errs) > 0 {
 		fmt.Fprintf(w, "  %-22s %s\n", "fetch errors", strings.Join(errs, " "))
+	}
+	if ws := e.ns.WARCStats(); ws.Files > 0 {
+		fmt.Fprintf(w, "  %-22s %d responses, %d revisits (%d identical payloads, %d not modified), %d requests, %d metadata records in %d files; %d write errors\n",
+			"WARC", ws.Responses, ws.Revisits, ws.Identical, ws.NotModified, ws.Requests, ws.Metadata, ws.Files, ws.Errors)
 	}
 	if farm != nil {
 		got := map[string]bool{}
