@@ -29,6 +29,10 @@ if [ -z "${TRAWL_PYTHON2:-}" ]; then
 fi
 echo "test.sh: python3=$(command -v python3) python2=${TRAWL_PYTHON2:-none}" >&2
 
+# Python packages the WARC tests check trawl's archives with: warcio (check,
+# index).
+python3 -c 'import warcio' >/dev/null 2>&1 || python3 -m pip install --break-system-packages -q warcio
+
 # Files CI keeps (the status page's screenshot): $TRAWL_ARTIFACTS, by default
 # ./artifacts at the top of the checkout.
 export TRAWL_ARTIFACTS="${TRAWL_ARTIFACTS:-$PWD/artifacts}"
