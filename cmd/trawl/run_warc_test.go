@@ -40,6 +40,7 @@ type warcRecord struct {
 	Profile string `json:"warc-profile"`
 	Status  string `json:"http:status"`
 	File    string `json:"filename"`
+	Offset  string `json:"offset"`
 }
 
 // warcioIndex runs warcio check (digests included) on every *.warc.gz of
@@ -55,7 +56,7 @@ func warcioIndex(t *testing.T, warcio, dir string) []warcRecord {
 		if out, err := exec.Command(warcio, "check", f).CombinedOutput(); err != nil {
 			t.Errorf("warcio check %s: %v\n%s", filepath.Base(f), err, out)
 		}
-		out, err := exec.Command(warcio, "index", "-f", "warc-type,warc-target-uri,warc-payload-digest,warc-profile,http:status,filename", f).Output()
+		out, err := exec.Command(warcio, "index", "-f", "warc-type,warc-target-uri,warc-payload-digest,warc-profile,http:status,filename,offset", f).Output()
 		if err != nil {
 			t.Fatalf("warcio index %s: %v", filepath.Base(f), err)
 		}
@@ -122,7 +123,10 @@ func TestRunWARC(t *testing.T) {
 	fx := newFarmFixture(t, 7, 3, 20)
 	cfg := fx.writeXML(t, "c1")
 	x, _ := os.ReadFile(cfg)
-	sec := `<section name="warc"><attrib name="enable" type="boolean"> yes </attrib>` +
+	// Without content coding the payloads as received are the documents
+	// as stored, which trawl export warc writes.
+	sec := `<attrib name="accept_compression" type="boolean"> no </attrib>` +
+		`<section name="warc"><attrib name="enable" type="boolean"> yes </attrib>` +
 		`<attrib name="file_prefix" type="string"> farm </attrib></section>`
 	x = bytes.Replace(x, []byte("</DomainSpecification>"), []byte(sec+"</DomainSpecification>"), 1)
 	if err := os.WriteFile(cfg, x, 0o644); err != nil {
@@ -175,6 +179,8 @@ func TestRunWARC(t *testing.T) {
 		}
 	}
 
+	checkExport(t, warcio, data, filepath.Join(fx.dir, "export"), recs)
+
 	// Cycle 2: the same crawl state with --warc DIR, every document
 	// refetched: unchanged pages answer 304.
 	dir2 := filepath.Join(fx.dir, "warc2")
@@ -207,5 +213,65 @@ func TestRunWARC(t *testing.T) {
 	}
 	if n2["revisit"] != n2["revisit:not-modified"]+n2["revisit:identical"] {
 		t.Errorf("cycle 2: revisits of another profile: %v", n2)
+	}
+}
+
+// checkExport runs trawl export warc on the crawl in data and checks its
+// files with warcio: every response's payload digest is the one of the
+// crawl-time WARC (crawl) for its URI, and the CDXJ index lists each
+// response and revisit at the offset warcio finds it.
+func checkExport(t *testing.T, warcio, data, out string, crawl []warcRecord) {
+	t.Helper()
+	code, stdout, errOut := runTrawl(t, "", "export", "warc", "--data", data, "--out", out)
+	if code != 0 {
+		t.Fatalf("trawl export warc: exit %d\n%s", code, errOut)
+	}
+	t.Logf("export: %s", stdout)
+	crawled := map[string]string{}
+	for _, r := range crawl {
+		if r.Type == "response" || strings.HasSuffix(r.Profile, "/identical-payload-digest") {
+			crawled[r.URI] = r.Payload
+		}
+	}
+	recs := warcioIndex(t, warcio, out)
+	responses := 0
+	at := map[string]string{} // uri -> offset of its response or revisit
+	for _, r := range recs {
+		if r.Type != "response" && r.Type != "revisit" {
+			continue
+		}
+		at[r.URI] = r.Offset
+		if r.Type != "response" {
+			continue
+		}
+		responses++
+		if want, ok := crawled[r.URI]; !ok || want != r.Payload {
+			t.Errorf("export of %s: payload %s, the crawl-time WARC has %q", r.URI, r.Payload, want)
+		}
+	}
+	if responses == 0 || responses < len(crawled)/2 {
+		t.Errorf("export wrote %d responses of the %d documents crawled", responses, len(crawled))
+	}
+	idx, _ := filepath.Glob(filepath.Join(out, "*.cdxj"))
+	if len(idx) != 1 {
+		t.Fatalf("CDXJ files %v, want one", idx)
+	}
+	b, err := os.ReadFile(idx[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != len(at) {
+		t.Errorf("CDXJ has %d lines, the export %d response and revisit records", len(lines), len(at))
+	}
+	for _, l := range lines {
+		f := strings.SplitN(l, " ", 3)
+		var v struct{ URL, Offset, Filename string }
+		if len(f) != 3 || json.Unmarshal([]byte(f[2]), &v) != nil || !regexp.MustCompile(`^\d{14}$`).MatchString(f[1]) {
+			t.Fatalf("CDXJ line %q", l)
+		}
+		if at[v.URL] != v.Offset {
+			t.Errorf("CDXJ puts %s at offset %s, warcio at %s", v.URL, v.Offset, at[v.URL])
+		}
 	}
 }

@@ -85,4 +85,24 @@
 //	</section>
 //
 // or for every collection of a run with trawl run --warc DIR.
+//
+// # Export
+//
+// trawl export warc writes the documents of a crawl store as WARC, for a
+// crawl that ran without it (Export): one response record per stored
+// document (the stored HTTP header, or one made of the stored status and
+// type, then the stored body) and a metadata record naming the
+// collection; no request record, the store does not keep requests. The
+// store keeps bodies decoded, so Content-Encoding and Transfer-Encoding
+// leave the header and Content-Length is the body's: the payload digests
+// are those of the crawl-time WARC when the server sent no content coding
+// (accept_compression no, or a server that does not compress), the
+// digests of the decoded bodies otherwise. Duplicates, whose bodies the
+// store drops (store_dupes no), are not exported.
+//
+// trawl export also writes the CDXJ index of the files it wrote
+// (WriteCDXJ): one line per response and revisit record, "SURT TIMESTAMP
+// JSON", sorted, with url, mime, status, digest, length, offset and
+// filename, as pywb's and cdxj-indexer's; the SURT keeps a non-default
+// port and drops a leading www.
 package warc
