@@ -41,6 +41,8 @@ type warcRecord struct {
 	Status  string `json:"http:status"`
 	File    string `json:"filename"`
 	Offset  string `json:"offset"`
+	// Truncated is WARC-Truncated ("length": the body was not all read).
+	Truncated string `json:"warc-truncated"`
 }
 
 // warcioIndex runs warcio check (digests included) on every *.warc.gz of
@@ -56,7 +58,7 @@ func warcioIndex(t *testing.T, warcio, dir string) []warcRecord {
 		if out, err := exec.Command(warcio, "check", f).CombinedOutput(); err != nil {
 			t.Errorf("warcio check %s: %v\n%s", filepath.Base(f), err, out)
 		}
-		out, err := exec.Command(warcio, "index", "-f", "warc-type,warc-target-uri,warc-payload-digest,warc-profile,http:status,filename,offset", f).Output()
+		out, err := exec.Command(warcio, "index", "-f", "warc-type,warc-target-uri,warc-payload-digest,warc-profile,http:status,filename,offset,warc-truncated", f).Output()
 		if err != nil {
 			t.Fatalf("warcio index %s: %v", filepath.Base(f), err)
 		}
@@ -180,6 +182,9 @@ func TestRunWARC(t *testing.T) {
 	}
 
 	checkExport(t, warcio, data, filepath.Join(fx.dir, "export"), recs)
+	// Peers: wget's WARC of the same pages, pywb's replay of trawl's.
+	t.Run("wget", func(t *testing.T) { checkWgetPeer(t, warcio, fx.farm, recs) })
+	t.Run("pywb", func(t *testing.T) { checkPywbPeer(t, fx.farm, filepath.Join(data, "node", "warc"), recs) })
 
 	// Cycle 2: the same crawl state with --warc DIR, every document
 	// refetched: unchanged pages answer 304.
