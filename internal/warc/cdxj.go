@@ -42,6 +42,8 @@ func WriteCDXJ(out io.Writer, files []string) error {
 }
 
 func cdxjLines(file string) ([]string, error) {
+	gowarcMu.Lock() // gowarc's options (writer.go)
+	defer gowarcMu.Unlock()
 	r, err := gowarc.NewWarcFileReader(file, 0, gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore), gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore))
 	if err != nil {
 		return nil, fmt.Errorf("warc: cdxj: %w", err)

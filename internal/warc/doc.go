@@ -61,6 +61,20 @@
 // size (warc/max_size, default 1 GiB); a record is never split, so a
 // record larger than the size gets a file of its own.
 //
+// # Digests and gzip
+//
+// The Writer computes WARC-Block-Digest and WARC-Payload-Digest itself
+// (SHA-1, base32), one pass over the bytes each, and has gowarc neither
+// validate nor copy the blocks (its validation would hash them again);
+// gowarc digests only the warcinfo records it builds. Records are gzipped
+// at gzip.BestSpeed: on the demo web the archive was 2% larger than at
+// the default level (16.01 against 15.68 MB for 6,784 pages).
+//
+// gowarc's record builders all write one unsynchronized package-level
+// switch of github.com/google/uuid (EnableRandPool), so the package
+// serializes its use of gowarc (gowarcMu): the Writers of a process take
+// turns, which costs nothing with one Writer, the usual case.
+//
 // # Off the event loop
 //
 // A Writer has one goroutine (Run) and a bounded queue (Options.Queue,

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/klauspost/compress/gzip"
 	"github.com/nlnwa/gowarc/v3"
 )
 
@@ -25,6 +27,14 @@ const (
 	DefaultMaxDigests = 1 << 20 // payload digests remembered for revisits
 	DefaultPrefix     = "trawl"
 )
+
+// gowarcMu serializes the use of gowarc in this process: each of its
+// record builders (and its file writers' warcinfo builders) writes
+// github.com/google/uuid's package-level pool switch, unsynchronized
+// (uuid.EnableRandPool in gowarc's default options), so two builders must
+// not run at once. A Writer holds it while it builds and writes a
+// capture's records; the process's writers take turns.
+var gowarcMu sync.Mutex
 
 // Options configure a Writer.
 type Options struct {
@@ -95,7 +105,7 @@ type Writer struct {
 	closed sync.Once
 	w      *gowarc.WarcFileWriter
 
-	// Run's goroutine only.
+	dmu     sync.Mutex // guards digests
 	digests map[[sha1.Size]byte]ref
 
 	files                                   atomic.Int64
@@ -108,12 +118,31 @@ type Writer struct {
 // ref is an earlier capture of a payload.
 type ref struct{ id, uri, date string }
 
-// recordOpts are the options of every record built: SHA-1 digests in
-// base32, computed when missing.
-var recordOpts = []gowarc.WarcRecordOption{
+// infoOpts are the options of the warcinfo records gowarc builds: SHA-1
+// digests in base32, computed by gowarc.
+var infoOpts = []gowarc.WarcRecordOption{
 	gowarc.WithDefaultDigestAlgorithm("sha1"),
 	gowarc.WithDefaultDigestEncoding(gowarc.Base32),
 	gowarc.WithAddMissingDigest(true),
+}
+
+// recordOpts are the options of the records the Writer builds: it sets
+// WARC-Block-Digest and WARC-Payload-Digest itself (SHA-1, base32), in one
+// pass over the bytes, so gowarc neither validates nor copies the block.
+var recordOpts = []gowarc.WarcRecordOption{
+	gowarc.WithDefaultDigestAlgorithm("sha1"),
+	gowarc.WithDefaultDigestEncoding(gowarc.Base32),
+	gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore),
+	gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
+}
+
+// sha1Digest is the WARC digest (SHA-1, base32) of the parts, in order.
+func sha1Digest(parts ...[]byte) string {
+	h := sha1.New()
+	for _, p := range parts {
+		h.Write(p)
+	}
+	return "sha1:" + base32.StdEncoding.EncodeToString(h.Sum(nil))
 }
 
 // New returns a Writer; nothing is written until Run.
@@ -157,7 +186,8 @@ func New(o Options) (*Writer, error) {
 		gowarc.WithFileNameGenerator(names),
 		gowarc.WithMaxFileSize(o.MaxSize),
 		gowarc.WithCompression(true),
-		gowarc.WithRecordOptions(recordOpts...),
+		gowarc.WithCompressionLevel(gzip.BestSpeed),
+		gowarc.WithRecordOptions(infoOpts...),
 		gowarc.WithWarcInfoFunc(w.warcinfo),
 		gowarc.WithAfterFileCreationHook(func(name string, size int64, _ string) error {
 			w.mu.Lock()
@@ -200,7 +230,10 @@ func (w *Writer) Run(ctx context.Context) error {
 				case c := <-w.queue:
 					w.write(c)
 				default:
-					if err := w.w.Close(); err != nil {
+					gowarcMu.Lock()
+					err := w.w.Close()
+					gowarcMu.Unlock()
+					if err != nil {
 						return fmt.Errorf("warc: %w", err)
 					}
 					return nil
@@ -243,6 +276,8 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // write writes one capture's records; an error is logged and counted.
 func (w *Writer) write(c *Capture) {
+	gowarcMu.Lock()
+	defer gowarcMu.Unlock()
 	for i := range c.Exchanges {
 		var meta *Capture
 		if i == len(c.Exchanges)-1 {
@@ -263,14 +298,36 @@ func PayloadDigest(body []byte) string {
 
 // writeExchange writes the response (or revisit), request and, for the
 // final exchange of a capture (meta), metadata records of one exchange.
-func (w *Writer) writeExchange(x *Exchange, meta *Capture) error {
+func (w *Writer) writeExchange(x *Exchange, meta *Capture) (err error) {
 	date := x.Date.UTC()
 	if date.IsZero() {
 		date = w.o.Now().UTC()
 	}
 	sum := sha1.Sum(x.Body)
 	digest := "sha1:" + base32.StdEncoding.EncodeToString(sum[:])
+	id := "urn:uuid:" + uuid.NewString()
+	// The first response with a payload claims it; later ones refer to it
+	// (a failed write gives the claim back).
+	claimable := x.Status >= 200 && x.Status < 300 && !x.Truncated && len(x.Body) > 0
+	w.dmu.Lock()
+	old, seen := w.digests[sum]
+	claimed := false
+	if claimable && !seen && len(w.digests) < w.o.MaxDigests {
+		w.digests[sum] = ref{id: id, uri: x.URL, date: date.Format(time.RFC3339)}
+		claimed = true
+	}
+	w.dmu.Unlock()
+	if claimed {
+		defer func() {
+			if err != nil {
+				w.dmu.Lock()
+				delete(w.digests, sum)
+				w.dmu.Unlock()
+			}
+		}()
+	}
 	rb := gowarc.NewRecordBuilder(gowarc.Response, recordOpts...)
+	rb.AddWarcHeader(gowarc.WarcRecordID, "<"+id+">")
 	rb.AddWarcHeader(gowarc.WarcTargetURI, x.URL)
 	rb.AddWarcHeaderTime(gowarc.WarcDate, date)
 	rb.AddWarcHeader(gowarc.ContentType, "application/http;msgtype=response")
@@ -278,14 +335,13 @@ func (w *Writer) writeExchange(x *Exchange, meta *Capture) error {
 		rb.AddWarcHeader(gowarc.WarcIPAddress, x.IP)
 	}
 	kind := "response"
-	old, seen := w.digests[sum]
 	switch {
 	case x.Status == 304:
 		kind = "not-modified"
 		rb.SetRecordType(gowarc.Revisit)
 		rb.AddWarcHeader(gowarc.WarcProfile, gowarc.ProfileServerNotModifiedV1_1)
 		rb.AddWarcHeader(gowarc.WarcTruncated, "length")
-	case seen && x.Status >= 200 && x.Status < 300 && !x.Truncated && len(x.Body) > 0:
+	case seen && claimable:
 		kind = "identical"
 		rb.SetRecordType(gowarc.Revisit)
 		rb.AddWarcHeader(gowarc.WarcPayloadDigest, digest)
@@ -305,16 +361,18 @@ func (w *Writer) writeExchange(x *Exchange, meta *Capture) error {
 		return err
 	}
 	if kind == "response" {
+		rb.AddWarcHeader(gowarc.WarcBlockDigest, sha1Digest(x.Header, x.Body))
 		if _, err := rb.Write(x.Body); err != nil {
 			rb.Close()
 			return err
 		}
+	} else {
+		rb.AddWarcHeader(gowarc.WarcBlockDigest, sha1Digest(x.Header))
 	}
 	resp, _, err := rb.Build()
 	if err != nil {
 		return err
 	}
-	id := resp.RecordId()
 	records := []gowarc.WarcRecord{resp}
 	if len(x.Request) > 0 {
 		q := gowarc.NewRecordBuilder(gowarc.Request, recordOpts...)
@@ -322,6 +380,7 @@ func (w *Writer) writeExchange(x *Exchange, meta *Capture) error {
 		q.AddWarcHeaderTime(gowarc.WarcDate, date)
 		q.AddWarcHeader(gowarc.ContentType, "application/http;msgtype=request")
 		q.AddWarcHeader(gowarc.WarcConcurrentTo, "<"+id+">")
+		q.AddWarcHeader(gowarc.WarcBlockDigest, sha1Digest(x.Request))
 		if _, err := q.Write(x.Request); err != nil {
 			q.Close()
 			closeAll(records)
@@ -351,6 +410,7 @@ func (w *Writer) writeExchange(x *Exchange, meta *Capture) error {
 		for _, l := range meta.Outlinks {
 			fmt.Fprintf(&b, "outlink: %s\r\n", oneLine(l))
 		}
+		m.AddWarcHeader(gowarc.WarcBlockDigest, sha1Digest([]byte(b.String())))
 		m.WriteString(b.String())
 		r, _, err := m.Build()
 		if err != nil {
@@ -367,9 +427,6 @@ func (w *Writer) writeExchange(x *Exchange, meta *Capture) error {
 	switch kind {
 	case "response":
 		w.responses.Add(1)
-		if !seen && x.Status >= 200 && x.Status < 300 && !x.Truncated && len(x.Body) > 0 && len(w.digests) < w.o.MaxDigests {
-			w.digests[sum] = ref{id: id, uri: x.URL, date: date.Format(time.RFC3339)}
-		}
 	case "not-modified":
 		w.revisits.Add(1)
 		w.notModified.Add(1)
@@ -397,12 +454,16 @@ func closeAll(rs []gowarc.WarcRecord) {
 type nameGenerator struct {
 	dir, prefix, node string
 	now               func() time.Time
+	mu                sync.Mutex // gowarc's writers name files concurrently
 	serial            int
 }
 
 func (g *nameGenerator) NewWarcfileName() (string, string) {
+	g.mu.Lock()
 	g.serial++
-	return g.dir, fmt.Sprintf("%s-%s-%05d-%s.warc", g.prefix, g.now().UTC().Format("20060102150405"), g.serial, g.node)
+	n := g.serial
+	g.mu.Unlock()
+	return g.dir, fmt.Sprintf("%s-%s-%05d-%s.warc", g.prefix, g.now().UTC().Format("20060102150405"), n, g.node)
 }
 
 // existing counts the files of this prefix and node already in the
