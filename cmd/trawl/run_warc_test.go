@@ -122,7 +122,7 @@ func summaryCount(t *testing.T, out, row string) int {
 // crawl found, and the not-modified revisits of cycle 2 are the farm's 304s.
 func TestRunWARC(t *testing.T) {
 	warcio := needTool(t, "warcio", "python3 -m pip install warcio; test.sh does")
-	fx := newFarmFixture(t, 7, 3, 20)
+	fx := newFarmFixture(t, 7, 2, 12)
 	cfg := fx.writeXML(t, "c1")
 	x, _ := os.ReadFile(cfg)
 	// Without content coding the payloads as received are the documents
