@@ -212,41 +212,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 	}()
 
-	showProgress := o.progress == "on" || (o.progress == "auto" && isTerminal(env.stderr))
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	var idleSince time.Time
-	var runErr error
-	stopped, complete := false, false
-loop:
-	for {
-		select {
-		case runErr = <-errc:
-			stopped = true
-			break loop
-		case <-ctx.Done():
-			break loop
-		case now := <-tick.C:
-			if showProgress {
-				fmt.Fprintf(env.stderr, "\r\033[K%s", e.progressLine(now.Sub(start)))
-			}
-			if o.once {
-				if e.idle(ctx) {
-					if idleSince.IsZero() {
-						idleSince = now
-					} else if now.Sub(idleSince) >= o.idleSettle {
-						complete = true
-						break loop
-					}
-				} else {
-					idleSince = time.Time{}
-				}
-			}
-		}
-	}
-	if showProgress {
-		fmt.Fprint(env.stderr, "\r\033[K")
-	}
+	runErr, stopped, complete := waitCrawl(ctx, env, &o, e, errc, start)
 	summary := func(elapsed time.Duration, serving bool) {
 		e.printSummary(env.stdout, elapsed, farm, expect)
 		e.search.printSummary(env.stdout, e)
@@ -280,6 +246,46 @@ loop:
 		return runErr
 	}
 	return nil
+}
+
+// waitCrawl shows the progress line until the crawl ends: the engine
+// stopped (stopped, with its error), ctx ended, or with --once the crawl
+// stayed idle for --idle-settle (complete).
+func waitCrawl(ctx context.Context, env *cmdEnv, o *runOptions, e *engine, errc <-chan error, start time.Time) (runErr error, stopped, complete bool) {
+	showProgress := o.progress == "on" || (o.progress == "auto" && isTerminal(env.stderr))
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	var idleSince time.Time
+loop:
+	for {
+		select {
+		case runErr = <-errc:
+			stopped = true
+			break loop
+		case <-ctx.Done():
+			break loop
+		case now := <-tick.C:
+			if showProgress {
+				fmt.Fprintf(env.stderr, "\r\033[K%s", e.progressLine(now.Sub(start)))
+			}
+			if o.once {
+				if e.idle(ctx) {
+					if idleSince.IsZero() {
+						idleSince = now
+					} else if now.Sub(idleSince) >= o.idleSettle {
+						complete = true
+						break loop
+					}
+				} else {
+					idleSince = time.Time{}
+				}
+			}
+		}
+	}
+	if showProgress {
+		fmt.Fprint(env.stderr, "\r\033[K")
+	}
+	return runErr, stopped, complete
 }
 
 // startDemo starts the synthetic web in this process and writes its hosts
