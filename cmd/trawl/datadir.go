@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/trawl/trawl/internal/store"
 )
@@ -97,8 +98,8 @@ func openCrawlStore(data string) (*store.Store, error) {
 		return nil, err
 	}
 	st, err := store.Open(dir, store.Options{ReadOnly: true})
-	if err != nil && strings.Contains(err.Error(), "lock") {
-		return nil, fmt.Errorf("%w (a crawl is running on %s: stop it first, or use its HTTP interface)", err, data)
+	if err != nil && (errors.Is(err, syscall.EWOULDBLOCK) || strings.Contains(err.Error(), "temporarily unavailable")) {
+		return nil, fmt.Errorf("the crawl store %s is locked: a crawl is running on %s; stop it first, or use its HTTP interface (search page, status page, admin API)", dir, data)
 	}
 	return st, err
 }

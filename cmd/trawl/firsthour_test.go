@@ -204,7 +204,8 @@ func waitHTTP(ts *testscript.TestScript, url, want string) {
 
 // cmdServeDemo runs trawl run --serve ARGS: once the crawl's summary says
 // the HTTP interface stays up, the search and status pages it prints must
-// answer; SIGINT must then stop trawl cleanly. The output becomes stdout.
+// answer, and trawl store on its --data must say the crawl is running;
+// SIGINT must then stop trawl cleanly. The output becomes stdout.
 func cmdServeDemo(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("usage: servedemo ARGS...")
@@ -219,6 +220,15 @@ func cmdServeDemo(ts *testscript.TestScript, neg bool, args []string) {
 	time.Sleep(2 * time.Second)
 	waitHTTP(ts, urls[0][2]+"?q=site", "results")
 	waitHTTP(ts, urls[1][2], "trawl status")
+	// Meanwhile the store is the running crawl's: trawl store says so.
+	if i := indexOf(args, "--data"); i >= 0 && i+1 < len(args) {
+		if err := ts.Exec("trawl", "store", "list", "--data", args[i+1]); err == nil {
+			ts.Fatalf("trawl store list on a running crawl's directory succeeded")
+		}
+		if e := ts.ReadFile("stderr"); !strings.Contains(e, "is locked: a crawl is running on "+args[i+1]) {
+			ts.Fatalf("trawl store list on a running crawl: %s", e)
+		}
+	}
 	p.stop(ts)
 	fmt.Fprint(ts.Stdout(), p.out.String())
 }
