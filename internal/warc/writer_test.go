@@ -107,3 +107,43 @@ func TestWriterRecords(t *testing.T) {
 		t.Errorf("record types %v", count)
 	}
 }
+
+// TestWriterBackPressureAndErrors: a full queue makes Add wait (until its
+// context ends) rather than drop the capture; a write that fails (the
+// directory is gone) is counted, and the writer goes on.
+func TestWriterBackPressureAndErrors(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "w")
+	w, err := New(Options{Dir: dir, Queue: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Capture{Exchanges: []Exchange{exchange("http://a.test/", 200, "x")}}
+	if err := w.Add(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := w.Add(ctx, c); err == nil {
+		t.Fatal("Add on a full queue returned at once; want it to wait")
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	rctx, rcancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(rctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for w.Stats().Errors == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	rcancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	if st := w.Stats(); st.Errors != 1 || st.Responses != 0 {
+		t.Errorf("stats %+v, want the failed write counted", st)
+	}
+	if err := w.Add(context.Background(), c); err == nil {
+		t.Error("Add after Run returned: succeeded, want an error")
+	}
+}
