@@ -9,6 +9,8 @@ export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
 
 need=()
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+# pip installs the Python packages below (warcio, pywb).
+python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 # The search page is checked in a real headless browser.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # wget writes the peer WARC the WARC tests compare trawl's with.
