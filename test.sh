@@ -9,8 +9,12 @@ export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
 
 need=()
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+# pip installs the Python packages below (warcio, pywb).
+python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 # The search page is checked in a real headless browser.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# wget writes the peer WARC the WARC tests compare trawl's with.
+command -v wget >/dev/null 2>&1 || need+=(wget)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "test.sh: installing ${need[*]}" >&2
 	if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
@@ -28,6 +32,11 @@ if [ -z "${TRAWL_PYTHON2:-}" ]; then
 	done
 fi
 echo "test.sh: python3=$(command -v python3) python2=${TRAWL_PYTHON2:-none}" >&2
+
+# Python packages the WARC tests check trawl's archives with: warcio (check,
+# index) and pywb (wb-manager, wayback: replay).
+python3 -c 'import warcio' >/dev/null 2>&1 || python3 -m pip install --break-system-packages -q warcio
+python3 -c 'import pywb' >/dev/null 2>&1 || python3 -m pip install --break-system-packages -q pywb
 
 # Files CI keeps (the status page's screenshot): $TRAWL_ARTIFACTS, by default
 # ./artifacts at the top of the checkout.

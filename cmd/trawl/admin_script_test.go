@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -20,8 +22,11 @@ import (
 func TestMain(m *testing.M) {
 	os.Exit(testscript.RunMain(m, map[string]func() int{
 		"trawl": func() int {
+			// As main: SIGINT/SIGTERM stop the command cleanly.
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
 			env := &cmdEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
-			return runMain(context.Background(), env, os.Args[1:])
+			return runMain(ctx, env, os.Args[1:])
 		},
 	}))
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,6 +66,8 @@ type runOptions struct {
 	logLevel   string
 	progress   string
 	idleSettle time.Duration
+	serve      bool
+	warcDir    string
 	adm        adminFlags // run_admin.go
 }
 
@@ -90,9 +93,15 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress line: auto (on a terminal), on, off")
 	fs.DurationVar(&o.idleSettle, "idle-settle", 1500*time.Millisecond, "with --once: how long the crawl must stay idle to count as complete")
+	fs.StringVar(&o.warcDir, "warc", "", "write what is crawled as WARC files (gzipped WARC/1.1) into this directory, for every collection")
+	fs.BoolVar(&o.serve, "serve", false, "with --once or --demo: keep the HTTP interface (search, status, admin API) up after the crawl until Ctrl-C/SIGTERM")
 	o.adm.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if o.serve && o.listen == "off" {
+		fmt.Fprintln(env.stderr, "trawl run: --serve keeps the HTTP interface up, but --listen off disables it: drop one of them")
+		return errUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(env.stderr, "trawl run: unexpected argument %q\n", fs.Arg(0))
@@ -116,6 +125,11 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	o.adm.level = level
 	if err := os.MkdirAll(o.data, 0o755); err != nil {
 		return err
+	}
+	if o.warcDir != "" {
+		if o.warcDir, err = filepath.Abs(o.warcDir); err != nil {
+			return err
+		}
 	}
 	if o.key, err = passwordKey(o.keyFile); err != nil {
 		return err
@@ -198,12 +212,50 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 	}()
 
+	runErr, stopped, complete := waitCrawl(ctx, env, &o, e, errc, start)
+	summary := func(elapsed time.Duration, serving bool) {
+		e.printSummary(env.stdout, elapsed, farm, expect)
+		e.search.printSummary(env.stdout, e)
+		if resumed {
+			fmt.Fprintf(env.stdout, "  %-22s this run continued the crawl state in %s; the counts above are this run's only\n", "resumed", o.data)
+		}
+		printNextSteps(context.Background(), env.stdout, &o, e, e.httpHost(), serving)
+	}
+	if complete && o.serve && e.ln != nil {
+		// --serve: the summary now, then the HTTP interface (and the
+		// idle roles behind it) until Ctrl-C/SIGTERM.
+		summary(time.Since(start), true)
+		select {
+		case runErr = <-errc:
+			stopped = true
+		case <-ctx.Done():
+		}
+		cancel()
+		if !stopped {
+			runErr = <-errc
+		}
+	} else {
+		elapsed := time.Since(start)
+		cancel()
+		if !stopped {
+			runErr = <-errc
+		}
+		summary(elapsed, false)
+	}
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return runErr
+	}
+	return nil
+}
+
+// waitCrawl shows the progress line until the crawl ends: the engine
+// stopped (stopped, with its error), ctx ended, or with --once the crawl
+// stayed idle for --idle-settle (complete).
+func waitCrawl(ctx context.Context, env *cmdEnv, o *runOptions, e *engine, errc <-chan error, start time.Time) (runErr error, stopped, complete bool) {
 	showProgress := o.progress == "on" || (o.progress == "auto" && isTerminal(env.stderr))
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	var idleSince time.Time
-	var runErr error
-	stopped := false
 loop:
 	for {
 		select {
@@ -221,6 +273,7 @@ loop:
 					if idleSince.IsZero() {
 						idleSince = now
 					} else if now.Sub(idleSince) >= o.idleSettle {
+						complete = true
 						break loop
 					}
 				} else {
@@ -232,20 +285,7 @@ loop:
 	if showProgress {
 		fmt.Fprint(env.stderr, "\r\033[K")
 	}
-	cancel()
-	if !stopped {
-		runErr = <-errc
-	}
-	elapsed := time.Since(start)
-	e.printSummary(env.stdout, elapsed, farm, expect)
-	e.search.printSummary(env.stdout, e)
-	if resumed {
-		fmt.Fprintf(env.stdout, "  %-22s this run continued the crawl state in %s; the counts above are this run's only\n", "resumed", o.data)
-	}
-	if runErr != nil && !errors.Is(runErr, context.Canceled) {
-		return runErr
-	}
-	return nil
+	return runErr, stopped, complete
 }
 
 // startDemo starts the synthetic web in this process, its files under
@@ -333,6 +373,7 @@ func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logge
 		Logger:    log.With("role", "nodesched"),
 		Feed:      e.search.feed(),
 		Observe:   func(c string, oc *nodesched.Outcome) { e.admin.observe(c, oc) },
+		WARC:      nodesched.WARCConfig{Dir: o.warcDir, Software: "trawl/" + version},
 	})
 	e.admin = newRunAdmin(e, o, specs)
 	return e
@@ -406,6 +447,19 @@ func (e *engine) serveHTTP(ctx context.Context) error {
 	return nil
 }
 
+// httpHost is the host:port of the HTTP interface to show in URLs ("" when
+// it is off), with a wildcard address replaced by 127.0.0.1.
+func (e *engine) httpHost() string {
+	if e.ln == nil {
+		return ""
+	}
+	a := e.ln.Addr().String()
+	if strings.HasPrefix(a, "[::]:") || strings.HasPrefix(a, "0.0.0.0:") {
+		a = "127.0.0.1" + a[strings.LastIndex(a, ":"):]
+	}
+	return a
+}
+
 // idle reports whether nothing is queued anywhere: the node scheduler has no
 // work and the multinode scheduler holds no entry to forward.
 func (e *engine) idle(ctx context.Context) bool {
@@ -449,6 +503,10 @@ func (e *engine) printSummary(w io.Writer, elapsed time.Duration, farm *webfarm.
 		}
 	}
 	crawlsummary.Write(w, e.totals(), elapsed, farm != nil, requested, expect)
+	if ws := e.ns.WARCStats(); ws.Files > 0 {
+		fmt.Fprintf(w, "  %-22s %d responses, %d revisits (%d identical payloads, %d not modified), %d requests, %d metadata records in %d files; %d write errors\n",
+			"WARC", ws.Responses, ws.Revisits, ws.Identical, ws.NotModified, ws.Requests, ws.Metadata, ws.Files, ws.Errors)
+	}
 }
 
 // isTerminal reports whether w is a terminal.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -25,7 +24,7 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 			"\"quoted phrases\", -word or -\"phrase\" to exclude, site:example.com (the host or its subdomains),\n"+
 			"type:html|pdf|text|office|xml|other or type:<MIME type>; a - before site: or type: excludes.\n"+
 			"With --serve ADDR, serve the search page (/search) and the JSON API (/api/search?q=...) instead.")
-	data := fs.String("data", "./data", "data directory (the index is in DIR/index)")
+	data := fs.String("data", "./data", "the crawl's data directory (trawl run --data; the index is DIR/index), or an index")
 	indexDir := fs.String("index", "", "index directory (default: DIR/index of --data)")
 	collection := fs.String("collection", "", "search only this content collection")
 	site := fs.String("site", "", "keep only documents from this site (as site:)")
@@ -48,9 +47,12 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	dir := *indexDir
 	if dir == "" {
-		dir = filepath.Join(*data, "index")
+		var err error
+		if dir, err = crawlIndexDir(*data); err != nil {
+			return err
+		}
 	}
-	idx, err := index.Open(dir, index.Options{ReadOnly: *serve == ""})
+	idx, err := index.Open(dir, index.Options{ReadOnly: true})
 	if err != nil {
 		return err
 	}

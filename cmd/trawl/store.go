@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-
-	"github.com/trawl/trawl/internal/store"
 )
 
 func init() {
@@ -26,7 +24,7 @@ func runStore(ctx context.Context, env *cmdEnv, args []string) error {
 		usage, summary = "store get --data DIR [--collection C] URI", "Print a URI's stored record, a blank line, then its stored document body."
 	}
 	fs := newFlagSet(env, "store "+sub, usage, summary)
-	data := fs.String("data", "./data", "directory of the crawl store")
+	data := fs.String("data", "./data", "the crawl's data directory (trawl run --data; the store is DIR/node), or a crawl store")
 	coll := fs.String("collection", "", "collection (default: the only one in the store)")
 	site := fs.String("site", "", "list only this crawl site (host[:port])")
 	if err := parseFlags(fs, args[1:]); err != nil {
@@ -36,7 +34,7 @@ func runStore(ctx context.Context, env *cmdEnv, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	st, err := store.Open(*data, store.Options{})
+	st, err := openCrawlStore(*data)
 	if err != nil {
 		return err
 	}

@@ -701,3 +701,26 @@ func (e *Effective) RSS() RSSSection {
 	s.MaxLinkCount = e.Int("rss/max_link_count")
 	return s
 }
+
+// WarcSection is the effective warc section (trawl extension): trawl extension, not in MS-FSCCFG: write the collection's crawl as web archive files (WARC/1.1, ISO 28500) while crawling, for replay tools (pywb, ReplayWeb.page) and archives.
+// A field whose parameter has no default is nil (or an empty list) when unset.
+type WarcSection struct {
+	// Enable is enable: Write WARC files of the collection's crawl.
+	Enable bool
+	// Dir is dir: Directory of the WARC files; a relative path is relative to the node scheduler's data directory.
+	Dir string
+	// FilePrefix is file_prefix: File name prefix: files are named <file_prefix>-<UTC time, 14 digits>-<serial, 5 digits>-<node scheduler>.warc.gz.
+	FilePrefix string
+	// MaxSize is max_size: Size in MiB a file may reach: a file is closed before a record would take it past the size (a record is never split, so a larger record gets a file of its own).
+	MaxSize int
+}
+
+// Warc returns the effective warc section.
+func (e *Effective) Warc() WarcSection {
+	var s WarcSection
+	s.Enable = e.Bool("warc/enable")
+	s.Dir = e.Str("warc/dir")
+	s.FilePrefix = e.Str("warc/file_prefix")
+	s.MaxSize = e.Int("warc/max_size")
+	return s
+}

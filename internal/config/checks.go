@@ -433,3 +433,19 @@ func checkPassword(cx *checkContext, pw string) error {
 	_, err := decodeSealed(pw)
 	return err
 }
+
+func checkNonEmptyValue(_ *checkContext, s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errors.New("empty value")
+	}
+	return nil
+}
+
+var warcPrefixRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+func checkWARCPrefix(_ *checkContext, s string) error {
+	if !warcPrefixRE.MatchString(s) {
+		return fmt.Errorf("invalid file name prefix %q (want letters, digits, '.', '_' or '-')", s)
+	}
+	return nil
+}

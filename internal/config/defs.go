@@ -200,6 +200,7 @@ func buildSchema() *Schema {
 	postPayload.AnyParam = anyParam("<URI or prefix:URI>", String, "2.2.4.29", "The payload string posted to matching URIs.", nil)
 	postPayload.anyParamName = same(checkPayloadName)
 	rss := sec("rss", "2.2.4.30", "RSS channel support.", rssParams())
+	warc := sec("warc", TrawlExtension, "trawl extension, not in MS-FSCCFG: write the collection's crawl as web archive files (WARC/1.1, ISO 28500) while crawling, for replay tools (pywb, ReplayWeb.page) and archives. Each node scheduler writes its own files: request, response, metadata (outlinks, fetch time, IP) and revisit records (a 304, or a payload identical to an earlier capture), a warcinfo record opening each file, every record gzipped on its own, SHA-1 block and payload digests in base32. trawl run --warc DIR switches it on for every collection (internal/warc/doc.go).", warcParams())
 
 	parameters := sec("parameters", "2.2.4.32", "Variables of the HTML login form. The attrib name is the form variable.", nil)
 	parameters.AnyParam = anyParam("<form variable>", String, "2.2.4.32", "The value of the HTML form variable; it overrides any value stored in the form.", nil)
@@ -225,7 +226,7 @@ func buildSchema() *Schema {
 
 	topSections := []*SectionDef{includeDomains, excludeDomains, includeURIs, excludeURIs, log, storage, pp, ppdup, feeding, cachesize,
 		httpErrors, ftpErrors, wq, linkExtraction, limits, focused, passwd, ftpAcct, excludeHeaders, variableDelay,
-		adaptive, siteClusters, crawlmode, postPayload, rss, logins, subdomains}
+		adaptive, siteClusters, crawlmode, postPayload, rss, warc, logins, subdomains}
 	collection := sec("DomainSpecification", "2.2.2", "A crawl collection.", top, topSections...)
 	var nodeSections []*SectionDef
 	for _, s := range topSections {
@@ -288,6 +289,7 @@ var honouredParams = []string{
 	"diffcheck", "use_http_1_1",
 	"storage/store_http_header", "storage/store_dupes", "storage/compress", "storage/compress_exclude_mime", "storage/remove_docs",
 	"storage/uri_dir", // internal/nodesched/uridir.go (TestCrawlURIDir)
+	"warc/*",          // internal/warc, internal/nodesched/warc.go (cmd/trawl TestRunWARC)
 	"limits/*",
 	// internal/frontier seencache.go and queue heads (nodesched TestCrawlCachesize).
 	"cachesize/screened", "cachesize/wqcache",
@@ -521,6 +523,19 @@ func storageParams() []*ParamDef {
 		p("defrag_threshold", Integer, "85", "Specifies defragmentation thresholds as a percentage. Data storage can become fragmented; defragmentation must be performed to reclaim fragmented space. The default value means that the reclaimable space in the data storage file is 100% minus the default value. If the value specified in this parameter is reached, the Web crawler triggers defragmentation of a particular file.").in(sec).rng(0, 100).
 			ignore("Pebble reclaims space by compaction on its own; there is no file to defragment (docs/decisions.md)"),
 		p("uri_dir", String, "none", "Specifies a path to store URIs that are extracted from a document. A file is generated for each crawled document.").in(sec).nodef().note("The table default \"none\" means the feature is off (no value). A relative path is relative to the node's data directory; each crawled document's file is <uri_dir>/<collection>/xx/yy/<hash of its URI>.uris: a \"# document: <URI>\" line, then one extracted URI per line (docs/decisions.md)."),
+	}
+}
+
+// TrawlExtension is the Spec of a section trawl adds to MS-FSCCFG.
+const TrawlExtension = "trawl"
+
+// warcParams returns the parameters of warc (a trawl extension).
+func warcParams() []*ParamDef {
+	return []*ParamDef{
+		p("enable", Boolean, "no", "Write WARC files of the collection's crawl.").in(TrawlExtension),
+		p("dir", String, "warc", "Directory of the WARC files; a relative path is relative to the node scheduler's data directory. Collections may share it.").in(TrawlExtension).chk(checkNonEmptyValue),
+		p("file_prefix", String, "trawl", "File name prefix: files are named <file_prefix>-<UTC time, 14 digits>-<serial, 5 digits>-<node scheduler>.warc.gz.").in(TrawlExtension).chk(checkWARCPrefix),
+		p("max_size", Integer, "1024", "Size in MiB a file may reach: a file is closed before a record would take it past the size (a record is never split, so a larger record gets a file of its own).").in(TrawlExtension).rng(1, maxInt32),
 	}
 }
 

@@ -93,7 +93,7 @@ parameters; the precedence is Node, then subcollection, then collection, then de
 		if title == "" {
 			title = "(named section) in " + lastName(l.where[0])
 		}
-		fmt.Fprintf(&b, "### %s (MS-FSCCFG %s)\n\n%s\n\n", title, d.Spec, d.Meaning)
+		fmt.Fprintf(&b, "### %s (%s)\n\n%s\n\n", title, specRef(d.Spec), d.Meaning)
 		fmt.Fprintf(&b, "Where: %s.\n\n", strings.Join(quoteAll(l.where), ", "))
 		if len(d.Aliases) > 0 {
 			fmt.Fprintf(&b, "Also accepted as: %s.\n\n", strings.Join(quoteAll(d.Aliases), ", "))
@@ -274,7 +274,7 @@ func GenerateAccessors() ([]byte, error) {
 	}
 	for _, sg := range secs {
 		tn := goName(sg.def.Name) + "Section"
-		fmt.Fprintf(&b, "// %s is the effective %s section (MS-FSCCFG %s): %s\n", tn, sg.path, sg.def.Spec, firstSentence(sg.def.Meaning))
+		fmt.Fprintf(&b, "// %s is the effective %s section (%s): %s\n", tn, sg.path, specRef(sg.def.Spec), firstSentence(sg.def.Meaning))
 		fmt.Fprintf(&b, "// A field whose parameter has no default is nil (or an empty list) when unset.\ntype %s struct {\n", tn)
 		for _, p := range sg.def.Params {
 			t := goType(p.Type)
@@ -296,4 +296,13 @@ func GenerateAccessors() ([]byte, error) {
 		fmt.Fprintf(&b, "\treturn s\n}\n\n")
 	}
 	return format.Source(b.Bytes())
+}
+
+// specRef names where a section is defined: an MS-FSCCFG section, or
+// trawl for its own extensions.
+func specRef(spec string) string {
+	if spec == TrawlExtension {
+		return "trawl extension"
+	}
+	return "MS-FSCCFG " + spec
 }

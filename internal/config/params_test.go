@@ -107,6 +107,8 @@ var validSample = map[string]string{
 
 // invalidSample is a value that a syntax check rejects, with the message.
 var invalidSample = map[string][2]string{
+	"dir":                   {" ", "empty value"},
+	"file_prefix":           {"a/b", `invalid file name prefix "a/b" (want letters, digits, '.', '_' or '-')`},
 	"allowed_types":         {"text", `invalid MIME type "text" (want type/subtype; * only as a whole field)`},
 	"uri_search_mime":       {"text", `invalid MIME type "text" (want type/subtype; * only as a whole field)`},
 	"compress_exclude_mime": {"text", `invalid MIME type "text" (want type/subtype; * only as a whole field)`},

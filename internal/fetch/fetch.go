@@ -167,6 +167,9 @@ type Request struct {
 	ETag string
 	// Header holds extra headers for this request only (cookies, auth).
 	Header http.Header
+	// Capture keeps every HTTP exchange in Response.Exchanges, for a web
+	// archive (capture.go).
+	Capture bool
 }
 
 // Hop is one redirect met on the way.
@@ -208,6 +211,10 @@ type Response struct {
 	// (before decoding).
 	BytesOnWire int64
 	Timing      Timing
+	// Exchanges are the HTTP exchanges of the fetch, redirect hops first,
+	// under Request.Capture (capture.go).
+	Exchanges []Exchange
+	capture   *capture
 }
 
 // Fetcher fetches documents. It is safe for concurrent use.
@@ -333,6 +340,9 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 		return nil, &Error{Kind: KindBadURL, URL: req.URL, Err: err}
 	}
 	resp := &Response{URL: req.URL}
+	if req.Capture {
+		resp.capture = &capture{}
+	}
 	defer func() { resp.Timing.Total = time.Since(start) }()
 	method := req.Method
 	if method == "" {
@@ -354,7 +364,11 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 			return f.readBody(ctx, parent, hr, resp)
 		}
 		target, perr := u.Parse(loc)
-		discard(hr)
+		if resp.capture != nil {
+			f.captureRedirect(resp, u.String(), hr)
+		} else {
+			discard(hr)
+		}
 		if perr != nil || (target.Scheme != "http" && target.Scheme != "https") {
 			return resp, &Error{Kind: KindProtocol, URL: u.String(), Err: fmt.Errorf("bad Location %q", loc)}
 		}
@@ -410,6 +424,9 @@ func (f *Fetcher) roundTrip(ctx context.Context, tr http.RoundTripper, u *url.UR
 			}
 		},
 	}
+	if resp.capture != nil {
+		trace.GotConn = func(i httptrace.GotConnInfo) { resp.capture.gotConn(i.Conn) }
+	}
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -450,6 +467,9 @@ func (f *Fetcher) roundTrip(ctx context.Context, tr http.RoundTripper, u *url.UR
 	if auth != "" {
 		h.Set("Authorization", auth)
 	}
+	if resp.capture != nil {
+		resp.capture.captureRequest(hreq, body)
+	}
 	hr, err := tr.RoundTrip(hreq)
 	if err == nil && f.o.Jar != nil {
 		if cs := hr.Cookies(); len(cs) > 0 {
@@ -473,11 +493,20 @@ func (c countingReader) Read(p []byte) (int, error) {
 
 func (f *Fetcher) readBody(ctx, parent context.Context, hr *http.Response, resp *Response) (*Response, error) {
 	defer hr.Body.Close()
+	var raw *bytes.Buffer // the body as received, under Request.Capture
+	complete := false     // raw holds the whole body
+	if resp.capture != nil {
+		raw = &bytes.Buffer{}
+		defer func() {
+			resp.Exchanges = append(resp.Exchanges, resp.capture.exchange(resp.FinalURL, hr, raw.Bytes(), !complete || resp.Truncated))
+		}()
+	}
 	fail := func(k Kind, err error) (*Response, error) {
 		return resp, &Error{Kind: k, URL: resp.FinalURL, Err: err}
 	}
 	if hr.StatusCode == http.StatusNotModified {
 		resp.NotModified = true
+		complete = true
 		return resp, nil
 	}
 	mt, params, _ := mime.ParseMediaType(hr.Header.Get("Content-Type"))
@@ -500,6 +529,9 @@ func (f *Fetcher) readBody(ctx, parent context.Context, hr *http.Response, resp 
 		return fail(KindTooLarge, fmt.Errorf("content length %d exceeds %d", hr.ContentLength, limit))
 	}
 	var wire io.Reader = countingReader{r: hr.Body, n: &resp.BytesOnWire}
+	if raw != nil {
+		wire = io.TeeReader(wire, raw)
+	}
 	encoding := hr.Header.Get("Content-Encoding")
 	dec, err := decoder(encoding, wire)
 	if gz, ok := dec.(*gzip.Reader); ok {
@@ -523,6 +555,7 @@ func (f *Fetcher) readBody(ctx, parent context.Context, hr *http.Response, resp 
 		}
 		return fail(classify(err, parent), err)
 	}
+	complete = true
 	if int64(len(b)) > limit {
 		if !f.o.Truncate {
 			return fail(KindTooLarge, fmt.Errorf("body exceeds %d bytes", limit))

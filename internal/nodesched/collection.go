@@ -19,6 +19,7 @@ import (
 	"github.com/trawl/trawl/internal/frontier"
 	"github.com/trawl/trawl/internal/robots"
 	"github.com/trawl/trawl/internal/urls"
+	"github.com/trawl/trawl/internal/warc"
 )
 
 // Settings is everything the crawl pipeline takes from one collection's
@@ -91,6 +92,9 @@ type Settings struct {
 	Frontier  frontier.Config
 
 	Storage *storageSettings // diffcheck, storage and limits (storage.go, limits.go)
+	// WARC writes what is fetched to WARC files (the warc section or
+	// trawl run --warc; warc.go); nil when off.
+	WARC *warc.Writer
 
 	// Logs are the formats of the log section; UMLogs sends the logs
 	// that have a CMD_UM_LOG code to the multinode scheduler (crawllog.go).
@@ -112,6 +116,9 @@ type Env struct {
 	// TLSConfig is the base TLS configuration of collections with a client
 	// certificate (nil: the system roots).
 	TLSConfig *tls.Config
+	// WARC returns the WARC writer of a collection's warc section (nil
+	// when it is off); nil: no WARC writing on this node.
+	WARC func(config.WarcSection) (*warc.Writer, error)
 }
 
 // SubSettings is a crawl subcollection (SubDomain, MS-FSCCFG 2.2.4.33 and
@@ -283,6 +290,11 @@ func (s *Settings) tooDeep(uri string, hops int) bool {
 func compileEff(c *config.Collection, eff *config.Effective, env Env) (*Settings, error) {
 	s := &Settings{Name: c.Name, Config: c, Eff: eff}
 	var err error
+	if env.WARC != nil {
+		if s.WARC, err = env.WARC(eff.Warc()); err != nil {
+			return nil, fmt.Errorf("nodesched: collection %s: warc: %w", c.Name, err)
+		}
+	}
 	if s.Filter, err = eff.Scope().Filter(); err != nil {
 		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/fetch"
 	"github.com/trawl/trawl/internal/store"
+	"github.com/trawl/trawl/internal/warc"
 )
 
 // DialFunc opens a connection to a peer; the driver runs the returned Conn.
@@ -97,6 +98,10 @@ type Config struct {
 	// DiskSpace and LimitCheckInterval: see MachineConfig (limits.go).
 	DiskSpace          DiskSpaceFunc
 	LimitCheckInterval time.Duration
+	// WARC configures WARC writing (warc.go): collections with an enabled
+	// warc section write WARC files whatever it holds; its Dir switches
+	// it on for all. Relative directories are under DataDir.
+	WARC WARCConfig
 }
 
 // Driver runs a node scheduler: the Machine on an event loop, one reader per
@@ -124,6 +129,8 @@ type Driver struct {
 	// files writes the storage/uri_dir files (uridir.go) while Run runs,
 	// once a collection has asked for it.
 	files atomic.Pointer[fileWriter]
+	// warcs are the WARC writers while Run runs (warc.go).
+	warcs atomic.Pointer[warcSet]
 	// logs writes the crawl logs (nil: no LogDir); logsDropped counts the
 	// lines for the multinode scheduler that found no room.
 	logs        *crawllog.Logs
@@ -217,6 +224,9 @@ func (d *Driver) AddCollection(ctx context.Context, c *config.Collection) error 
 		return ctx.Err()
 	}
 }
+
+// WARCStats counts the WARC records written (zero without WARC writing).
+func (d *Driver) WARCStats() warc.Stats { return d.warcs.Load().stats() }
 
 // Idle reports whether, at the last loop iteration, every collection had
 // nothing queued or in flight, and no storage/uri_dir file is waiting to
@@ -314,7 +324,13 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 	}
 	tr := fetch.NewTransport(fetch.Options{Dial: d.dial, MaxIdleConnsPerHost: 4, TLSConfig: d.cfg.TLSConfig})
 	defer tr.CloseIdleConnections()
-	env := Env{Dial: d.dial, Transport: tr, Now: d.now, NodeID: d.cfg.NodeID, Key: d.cfg.Key, TLSConfig: d.cfg.TLSConfig}
+	// The WARC writers stop last but for the store: after the workers,
+	// whose captures they write out before closing their files.
+	wctx, wcancel := context.WithCancel(context.Background())
+	ws := newWARCSet(wctx, d.cfg.WARC, d.cfg.DataDir, d.cfg.NodeID, d.log)
+	d.warcs.Store(ws)
+	defer func() { wcancel(); ws.wait() }()
+	env := Env{Dial: d.dial, Transport: tr, Now: d.now, NodeID: d.cfg.NodeID, Key: d.cfg.Key, TLSConfig: d.cfg.TLSConfig, WARC: ws.writer}
 	var fd *Feeding
 	if d.cfg.Feed != nil {
 		fc := *d.cfg.Feed

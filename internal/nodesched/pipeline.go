@@ -531,6 +531,7 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 		req.ETag = j.Prev.ETag
 	}
 	applyPayload(s, &req)
+	req.Capture = s.WARC != nil
 	out.Start = p.Now()
 	resp, err := fetchDoc(fctx, s, fetcherFor(s, j), u, req)
 	out.Duration = p.Now().Sub(out.Start)
@@ -538,7 +539,9 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 	if tr != nil {
 		p.record(tr, j, j.Fetch.URI, false, delay)
 	}
-	return p.process(ctx, out, u, resp, err)
+	out = p.process(ctx, out, u, resp, err)
+	archive(ctx, s.WARC, out, resp)
+	return out
 }
 
 // reextract serves an entry queued again by a shorter path without a

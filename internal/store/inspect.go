@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -106,6 +107,9 @@ func (s *Store) OnlyCollection() (string, error) {
 		return "", err
 	}
 	if len(names) != 1 {
+		if len(names) == 0 {
+			return "", errors.New("the crawl store holds no collection yet: nothing was crawled")
+		}
 		return "", fmt.Errorf("the store holds %d collections: name one with --collection", len(names))
 	}
 	for n := range names {

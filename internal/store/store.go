@@ -54,6 +54,10 @@ type Options struct {
 	MemTableSize uint64
 	// Logger receives Pebble's messages (default: discarded below Warn).
 	Logger *slog.Logger
+	// ReadOnly opens an existing store for reading only: nothing in dir
+	// is created or changed (the write-ahead log is replayed in memory),
+	// and a dir without a store is an error. Writes fail.
+	ReadOnly bool
 }
 
 // Store is an open crawl store. It is safe for concurrent use; a Batch is not.
@@ -80,7 +84,7 @@ func (p pebbleLogger) Fatalf(format string, args ...any) {
 	os.Exit(1)
 }
 
-// Open opens (creating if needed) the store in dir.
+// Open opens (creating if needed, unless o.ReadOnly) the store in dir.
 func Open(dir string, o Options) (*Store, error) {
 	po := &pebble.Options{FS: o.FS, Levels: make([]pebble.LevelOptions, 7)}
 	for i := range po.Levels {
@@ -102,6 +106,7 @@ func Open(dir string, o Options) (*Store, error) {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	po.Logger = pebbleLogger{lg}
+	po.ReadOnly = o.ReadOnly
 	db, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
