@@ -84,7 +84,7 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 	// The collections added over the admin API before a restart
 	// (internal/collstore; the saved copy wins over --config).
 	store := collstore.Store{Dir: collstore.Dir(*data)}
-	specs = withSavedCollections(specs, store, log)
+	specs = mnsadmin.WithSaved(specs, store, log)
 	srv := &multinode.Server{
 		Listen:        addr,
 		Data:          *data,
@@ -99,12 +99,12 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 			NodeTimeout: *nodeTimeout},
 		RerouteRequests: *data != "",
 	}
-	if addr := adminAddr(*adminListen, *basePort); addr != "" {
+	if addr := admin.ListenAddr(*adminListen, *basePort); addr != "" {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		opts := adm.options(log)
 		opts.Configs, opts.Store = configs, store
-		b := mnsadmin.New(&mnsadmin.Engine{MNS: srv}, specConfigs(specs), opts)
+		b := mnsadmin.New(&mnsadmin.Engine{MNS: srv}, mnsadmin.Configs(specs), opts)
 		h := newAdminHTTP(b, adm, nil)
 		errc := make(chan error, 1)
 		go func() { errc <- serveAdmin(ctx, env, "multinode", addr, h, nil) }()

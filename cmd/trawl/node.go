@@ -78,5 +78,5 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	log.Info("node scheduler starting", "id", *id, "multinode", *mns, "dupservers", len(ds), "data", *data)
-	return runNodeWithAdmin(ctx, env, cfg, adminAddr(*listen, *basePort), adm, log)
+	return runNodeWithAdmin(ctx, env, cfg, admin.ListenAddr(*listen, *basePort), adm, log)
 }

@@ -22,8 +22,10 @@ import (
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/crawlsummary"
 	"github.com/trawl/trawl/internal/dupserver"
+	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/multinode"
 	"github.com/trawl/trawl/internal/nodesched"
+	"github.com/trawl/trawl/internal/nodesched/nsadmin"
 	"github.com/trawl/trawl/internal/webfarm"
 )
 
@@ -194,20 +196,20 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	_, statErr := os.Stat(filepath.Join(o.data, "node"))
 	resumed := statErr == nil
 	e := newEngine(&o, specs, log)
-	if e.search.err != nil {
+	if e.searchErr != nil {
 		if e.ln != nil {
 			e.ln.Close()
 		}
-		return e.search.err
+		return e.searchErr
 	}
-	defer e.search.close()
+	defer e.search.Close()
 	start := time.Now()
 	errc := make(chan error, 1)
 	go func() { errc <- e.run(ctx) }()
 	go func() {
 		select {
 		case a := <-e.httpAddr:
-			fmt.Fprint(env.stderr, listenMessage("run", a.String()))
+			fmt.Fprint(env.stderr, admin.ListenMessage("run", a.String()))
 		case <-ctx.Done():
 		}
 	}()
@@ -215,7 +217,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	runErr, stopped, complete := waitCrawl(ctx, env, &o, e, errc, start)
 	summary := func(elapsed time.Duration, serving bool) {
 		e.printSummary(env.stdout, elapsed, farm, expect)
-		e.search.printSummary(env.stdout, e)
+		e.search.WriteSummary(env.stdout, e.ns.FeedPending())
 		if resumed {
 			fmt.Fprintf(env.stdout, "  %-22s this run continued the crawl state in %s; the counts above are this run's only\n", "resumed", o.data)
 		}
@@ -323,8 +325,10 @@ type engine struct {
 	pipes sync.WaitGroup
 	// httpAddr is the address the HTTP interface listens on once running.
 	httpAddr chan net.Addr
-	// search is the index, its feeding and the search page (run_search.go).
-	search *indexChain
+	// search is the index, its feeding and the search page; searchErr
+	// is why the index could not be opened.
+	search    *feed.Local
+	searchErr error
 	// admin is the MS-FSCADM API, the status page and the metrics
 	// (run_admin.go).
 	admin *adminHTTP
@@ -332,8 +336,8 @@ type engine struct {
 
 func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logger) *engine {
 	e := &engine{log: log, mux: http.NewServeMux(), httpAddr: make(chan net.Addr, 1)}
-	e.search = newIndexChain(o, log)
-	e.search.mount(e.mux)
+	e.search, e.searchErr = feed.OpenLocal(o.data, o.index, log)
+	e.search.Mount(e.mux)
 	switch o.listen {
 	case "off":
 	case "":
@@ -354,11 +358,11 @@ func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logge
 		NodeID: "dupserver1",
 		Logger: log.With("role", "dupserver"),
 	}
-	host, port := announcedAdmin(nil, o.basePort)
+	host, port := nsadmin.Announced(nil, o.basePort)
 	if e.listen != "" {
 		e.ln, e.lnErr = net.Listen("tcp", e.listen)
 		if e.lnErr == nil {
-			host, port = announcedAdmin(e.ln.Addr(), o.basePort)
+			host, port = nsadmin.Announced(e.ln.Addr(), o.basePort)
 		}
 	}
 	e.ns = nodesched.New(nodesched.Config{
@@ -371,7 +375,7 @@ func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logge
 		Workers:   o.workers,
 		Key:       o.key,
 		Logger:    log.With("role", "nodesched"),
-		Feed:      e.search.feed(),
+		Feed:      feedConfig(e.search),
 		Observe:   func(c string, oc *nodesched.Outcome) { e.admin.observe(c, oc) },
 		WARC:      nodesched.WARCConfig{Dir: o.warcDir, Software: "trawl/" + version},
 	})
@@ -403,7 +407,7 @@ func (e *engine) run(ctx context.Context) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	errs := make([]error, 5)
-	for i, r := range []func(context.Context) error{e.mns.Run, e.ds.Run, e.ns.Run, e.serveHTTP, e.admin.backend.Run} {
+	for i, r := range []func(context.Context) error{e.mns.Run, e.ds.Run, e.ns.Run, e.serveHTTP, e.admin.Backend.Run} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -432,19 +436,8 @@ func (e *engine) serveHTTP(ctx context.Context) error {
 	if e.lnErr != nil {
 		return fmt.Errorf("HTTP interface: %w (choose another with --listen or --base-port, or --listen off)", e.lnErr)
 	}
-	ln := e.ln
-	e.httpAddr <- ln.Addr()
-	srv := &http.Server{Handler: e.mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-	}()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	e.httpAddr <- e.ln.Addr()
+	return admin.Serve(ctx, e.ln, e.mux)
 }
 
 // httpHost is the host:port of the HTTP interface to show in URLs ("" when
@@ -513,4 +506,13 @@ func (e *engine) printSummary(w io.Writer, elapsed time.Duration, farm *webfarm.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// feedConfig is the node scheduler's feeding configuration into the
+// local index (nil without one).
+func feedConfig(s *feed.Local) *nodesched.FeedConfig {
+	if s.Index == nil {
+		return nil
+	}
+	return &nodesched.FeedConfig{Dial: s.Dialer(), Feeder: s.FeederOptions()}
 }

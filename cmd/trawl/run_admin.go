@@ -2,22 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"strings"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/collstore"
-	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/crawladmin"
 	"github.com/trawl/trawl/internal/multinode"
 	"github.com/trawl/trawl/internal/multinode/mnsadmin"
@@ -56,10 +48,7 @@ func (f *adminFlags) options(log *slog.Logger) crawladmin.Options {
 // nothing else serves it), its data at /status.json and the Prometheus
 // metrics at /metrics.
 type adminHTTP struct {
-	backend *crawladmin.Backend
-	metrics *admin.Metrics
-	reg     *prometheus.Registry
-	auth    admin.Auth
+	*crawladmin.HTTP
 	// observe is the node scheduler's Observe hook (nil without one).
 	observe func(coll string, o *nodesched.Outcome)
 }
@@ -67,37 +56,12 @@ type adminHTTP struct {
 // newAdminHTTP serves b; ns, if not nil, is the node scheduler of the
 // process, which feeds the metrics and the status page.
 func newAdminHTTP(b *crawladmin.Backend, f adminFlags, ns *nodesched.Driver) *adminHTTP {
-	h := &adminHTTP{backend: b, reg: prometheus.NewRegistry(), auth: f.auth()}
-	// A new registry holds nothing yet, so registering cannot collide.
-	h.metrics, _ = admin.NewMetrics(h.reg, b.Counters)
+	h := &adminHTTP{HTTP: crawladmin.NewHTTP(b, f.auth())}
 	if ns != nil {
-		h.observe = nsadmin.Observe(b, h.metrics)
-		h.metrics.SetFeedBacklog(ns.FeedPending)
+		h.observe = nsadmin.Observe(b, h.Metrics)
+		h.Metrics.SetFeedBacklog(ns.FeedPending)
 	}
 	return h
-}
-
-// mount adds the handlers to mux.
-func (h *adminHTTP) mount(mux *http.ServeMux) {
-	rpc := admin.NewServer(h.backend, admin.ServerOptions{Logger: h.backend.Logger()})
-	status := admin.StatusHandler(h.backend.Status)
-	mux.Handle(admin.Path, h.auth.Wrap(rpc))
-	mux.Handle("/status", h.auth.Wrap(status))
-	mux.Handle("/status.json", h.auth.Wrap(status))
-	mux.Handle("/metrics", h.auth.Wrap(admin.MetricsHandler(h.reg)))
-	if _, pat := mux.Handler(httptest.NewRequest(http.MethodGet, "/", nil)); pat == "" {
-		mux.Handle("/{$}", h.auth.Wrap(status))
-	}
-}
-
-// listenMessage is the line a process prints once its HTTP interface
-// listens.
-func listenMessage(cmd, addr string) string {
-	host := addr
-	if strings.HasPrefix(host, "[::]:") || strings.HasPrefix(host, "0.0.0.0:") {
-		host = "127.0.0.1" + host[strings.LastIndex(host, ":"):]
-	}
-	return fmt.Sprintf("trawl %s: HTTP interface on http://%s/ (admin API /RPC2, status /status, metrics /metrics)\n", cmd, host)
 }
 
 // newRunAdmin builds the administration side of trawl run: the backend in
@@ -108,13 +72,13 @@ func newRunAdmin(e *engine, o *runOptions, specs []*multinode.CollectionSpec) *a
 	// --config (the saved copy wins; docs/decisions/admin.md). The multinode scheduler has not
 	// started yet, so its Collections may change here.
 	store := collstore.Store{Dir: collstore.Dir(o.data)}
-	specs = withSavedCollections(specs, store, e.log)
+	specs = mnsadmin.WithSaved(specs, store, e.log)
 	e.mns.Collections = specs
 	opts := o.adm.options(e.log)
 	opts.Role, opts.Configs, opts.Store = admin.Standalone, o.configs, store
 	eng := standalone{Engine: &mnsadmin.Engine{MNS: e.mns}, ns: nsadmin.Engine{NS: e.ns}}
-	h := newAdminHTTP(crawladmin.New(eng, specConfigs(specs), opts), o.adm, e.ns)
-	h.mount(e.mux)
+	h := newAdminHTTP(crawladmin.New(eng, mnsadmin.Configs(specs), opts), o.adm, e.ns)
+	h.Mount(e.mux)
 	return h
 }
 
@@ -151,34 +115,6 @@ func (s standalone) ConfigXML(ctx context.Context, coll string) (string, error) 
 
 func (s standalone) ForwardLogLevel(ctx context.Context, level int) error { return nil }
 
-// specConfigs returns the configurations of specs.
-func specConfigs(specs []*multinode.CollectionSpec) []*config.Collection {
-	cols := make([]*config.Collection, 0, len(specs))
-	for _, s := range specs {
-		cols = append(cols, s.Config)
-	}
-	return cols
-}
-
-// announcedAdmin is the host and port a node scheduler announces for its
-// admin interface (PKT_XMLRPCRT of CMD_UM_INIT), which
-// CollectionGetSiteRoutingAddress and GetNodeSchedulerXmlRpcPorts report
-// and the multinode scheduler calls: the listener's address when it is
-// bound to one IP (a client can reach it there and nowhere else), the
-// machine's host name when it listens on every address, and the host name
-// with the base port when there is no listener.
-func announcedAdmin(addr net.Addr, basePort int) (string, int32) {
-	host, _ := os.Hostname()
-	ta, ok := addr.(*net.TCPAddr)
-	if !ok {
-		return host, int32(basePort)
-	}
-	if ta.IP != nil && !ta.IP.IsUnspecified() {
-		host = ta.IP.String()
-	}
-	return host, int32(ta.Port)
-}
-
 // serveAdmin serves the administration side of a role process (trawl
 // multinode, trawl node) on addr until ctx ends; ready, if not nil, gets
 // the address once it listens.
@@ -188,35 +124,13 @@ func serveAdmin(ctx context.Context, env *cmdEnv, cmd, addr string, h *adminHTTP
 		return fmt.Errorf("HTTP interface: %w", err)
 	}
 	mux := http.NewServeMux()
-	h.mount(mux)
-	fmt.Fprint(env.stderr, listenMessage(cmd, ln.Addr().String()))
+	h.Mount(mux)
+	fmt.Fprint(env.stderr, admin.ListenMessage(cmd, ln.Addr().String()))
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-	}()
-	go func() { _ = h.backend.Run(ctx) }()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
-}
-
-// adminAddr is the HTTP interface's address from --admin-listen (or
-// --listen) and the base port: 127.0.0.1:<base> by default, "" for off.
-func adminAddr(flagValue string, basePort int) string {
-	switch flagValue {
-	case "off":
-		return ""
-	case "":
-		return fmt.Sprintf("127.0.0.1:%d", basePort)
-	}
-	return flagValue
+	go func() { _ = h.Backend.Run(ctx) }()
+	return admin.Serve(ctx, ln, mux)
 }
 
 // runNodeWithAdmin runs a node scheduler of a multinode setup with its HTTP
@@ -230,7 +144,7 @@ func runNodeWithAdmin(ctx context.Context, env *cmdEnv, cfg nodesched.Config, ad
 	if err != nil {
 		return fmt.Errorf("HTTP interface: %w (choose another with --listen or --base-port, or --listen off)", err)
 	}
-	cfg.AdminHost, cfg.AdminPort = announcedAdmin(ln.Addr(), int(cfg.AdminPort))
+	cfg.AdminHost, cfg.AdminPort = nsadmin.Announced(ln.Addr(), int(cfg.AdminPort))
 	var h *adminHTTP
 	cfg.Observe = func(c string, o *nodesched.Outcome) { h.observe(c, o) }
 	ns := nodesched.New(cfg)
@@ -246,31 +160,4 @@ func runNodeWithAdmin(ctx context.Context, env *cmdEnv, cfg nodesched.Config, ad
 		err = aerr
 	}
 	return err
-}
-
-// withSavedCollections returns specs with the collections saved in store:
-// a saved collection replaces the --config one of the same name (it was
-// added or updated over the API after the process read --config) and the
-// others are appended.
-func withSavedCollections(specs []*multinode.CollectionSpec, store collstore.Store, log *slog.Logger) []*multinode.CollectionSpec {
-	out := append([]*multinode.CollectionSpec(nil), specs...)
-	for _, c := range store.Load(log) {
-		sp, err := multinode.NewCollectionSpec(c, nil)
-		if err != nil {
-			log.Error("admin: saved collection skipped", "collection", c.Name, "err", err)
-			continue
-		}
-		replaced := false
-		for i, s := range out {
-			if s.Config.Name == c.Name {
-				out[i], replaced = sp, true
-				log.Info("admin: the collection saved over the API replaces the --config one", "collection", c.Name)
-			}
-		}
-		if !replaced {
-			out = append(out, sp)
-			log.Info("admin: collection restored from the API's saved copy", "collection", c.Name)
-		}
-	}
-	return out
 }

@@ -21,14 +21,14 @@ func printNextSteps(ctx context.Context, w io.Writer, o *runOptions, e *engine, 
 	switch {
 	case addr != "" && serving:
 		fmt.Fprintf(w, "  the HTTP interface stays up until Ctrl-C:\n")
-		if e.search.idx != nil {
+		if e.search.Index != nil {
 			fmt.Fprintf(w, "    search page  http://%s/search\n", addr)
 		}
 		fmt.Fprintf(w, "    status page  http://%s/status\n", addr)
 		fmt.Fprintf(w, "  once it is stopped, on the command line:\n")
 	case addr != "":
 		fmt.Fprintf(w, "  the HTTP interface stopped with the crawl (trawl run --serve keeps it up: search and status pages)\n")
-		if e.search.idx != nil {
+		if e.search.Index != nil {
 			fmt.Fprintf(w, "  serve the search page of this crawl at http://%s/search:\n", addr)
 			fmt.Fprintf(w, "    trawl search --data %s --serve %s\n", data, addr)
 		}
@@ -48,10 +48,10 @@ func printNextSteps(ctx context.Context, w io.Writer, o *runOptions, e *engine, 
 // sampleDocument picks a document of the index for the example lines: a
 // word of its title (that a search finds) and its URI.
 func sampleDocument(ctx context.Context, e *engine) (word, uri string) {
-	if e.search.idx == nil {
+	if e.search.Index == nil {
 		return "", ""
 	}
-	res, err := e.search.idx.Search(ctx, "type:html", index.SearchOptions{Size: 1})
+	res, err := e.search.Index.Search(ctx, "type:html", index.SearchOptions{Size: 1})
 	if err != nil || len(res.Hits) == 0 {
 		return "", ""
 	}

@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"strings"
-	"time"
 
+	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/index"
 )
 
@@ -70,47 +68,14 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	if len(res.Hits) == 0 {
-		fmt.Fprintf(env.stdout, "no results for %s (%d documents matched)\n", res.Parsed, res.Total)
-		return nil
-	}
-	for i, h := range res.Hits {
-		title := h.Title
-		if title == "" {
-			title = "(no title)"
-		}
-		fmt.Fprintf(env.stdout, "%d. %s\n   %s\n", res.From+i+1, h.URL, oneLine(title))
-		if s := oneLine(index.PlainSnippet(h.Snippet, "*", "*")); s != "" {
-			fmt.Fprintf(env.stdout, "   %s\n", s)
-		}
-	}
-	fmt.Fprintf(env.stdout, "\nresults %d-%d of %d for %s\n", res.From+1, res.From+len(res.Hits), res.Total, res.Parsed)
-	return nil
+	return res.WriteText(env.stdout)
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func serveSearch(ctx context.Context, env *cmdEnv, idx *index.Index, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: index.Handler(idx), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(env.stdout, "serving search on http://%s/search\n", ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
-		return err
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return admin.Serve(ctx, ln, index.Handler(idx))
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -199,8 +201,10 @@ func (b *Backend) Refresh(ctx context.Context) {
 		if r.LastURI != "" {
 			b.NoteLastURI(name, "", r.LastURI)
 		}
-		for site, u := range r.SiteLastURI {
-			b.NoteLastURI(name, site, u)
+		// In the dictionary's order (sites sorted): a site's URI is also
+		// the collection's, the last one wins.
+		for _, site := range slices.Sorted(maps.Keys(r.SiteLastURI)) {
+			b.NoteLastURI(name, site, r.SiteLastURI[site])
 		}
 	}
 	dns, haveDNS := b.eng.DNS(ctx)

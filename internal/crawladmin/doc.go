@@ -8,7 +8,13 @@
 // and refresh-only modes the API reports, the recent errors and rates of
 // the status page, and the collections saved across restarts. It never
 // asks which role it plays: every difference between the roles is a
-// method of the Engine.
+// method of the Engine. HTTP mounts the Backend on a process's HTTP
+// interface (the XML-RPC API, the status page, the metrics).
+//
+// The tests build each role's Backend in one process over a real crawl (a
+// synthetic web, a multinode scheduler and a node scheduler joined by an
+// in-memory MS-FSCMT connection, Pebble stores in a temporary directory)
+// and call every MS-FSCADM method over XML-RPC.
 //
 // Decisions where MS-FSCADM is silent:
 //

@@ -48,6 +48,17 @@ func ok(t *testing.T, text string, err error, want string) {
 	}
 }
 
+// suiteMethods are the methods runSuite calls.
+var suiteMethods = []string{"ping", "GetLogLevel", "SetLogLevel", "IsDistributed", "IsMultiNodeScheduler",
+	"GetSiteManagerNum", "GetNodeSchedulerXmlRpcPorts", "CollectionGetList", "CollectionGetConfigurationXML",
+	"CollectionGetStatus", "AddURIs", "AddURIFile", "CollectionRefetch", "CollectionRefetchURI",
+	"CollectionGetSiteRoutingAddress", "CollectionPreemptSite", "CollectionQuarantineSite",
+	"CollectionReprocessSite", "CollectionReprocessSitePrefix", "CollectionReprocessURI", "CollectionSuspend",
+	"CollectionResume", "CollectionSuspendFeeding", "CollectionResumeFeeding", "CollectionEnableRefreshOnly",
+	"CollectionDisableRefreshOnly", "CollectionGetStatistics", "CollectionGetStatistics2",
+	"CollectionGetSiteStatistics", "GetGlobalStatistics", "CollectionDeleteURIs", "CollectionDeleteURIFile",
+	"CollectionDeleteSite", "CollectionAdd", "CollectionDelete", "ConfigurationChanged", "ReRegister"}
+
 func runSuite(t *testing.T, s suite) {
 	ctx := context.Background()
 	cl, c := s.cl, s.c
@@ -58,6 +69,15 @@ func runSuite(t *testing.T, s suite) {
 		ms, err := cl.ListMethods(ctx)
 		if err != nil || len(ms) < 37 {
 			t.Fatalf("ListMethods = %d methods, %v; want the 37 of MS-FSCADM and more", len(ms), err)
+		}
+		// Every method the server offers is called below.
+		for _, m := range ms {
+			if !strings.HasPrefix(m, "system.") && !slices.Contains(suiteMethods, m) {
+				t.Errorf("method %s is not exercised by the suite", m)
+			}
+		}
+		if err := cl.Ping(ctx); err != nil {
+			t.Errorf("ping: %v", err)
 		}
 	})
 	t.Run("LogLevel", func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
 	"github.com/cockroachdb/pebble"
+	"go.etcd.io/bbolt"
 )
 
 // Field names of the index.
@@ -162,7 +163,7 @@ func Open(dir string, opts Options) (*Index, error) {
 		b, err = bleve.NewUsing(dir, m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, cfg)
 	}
 	if err != nil {
-		if strings.Contains(err.Error(), "timeout") {
+		if errors.Is(err, bbolt.ErrTimeout) { // another process holds root.bolt's lock
 			return nil, fmt.Errorf("index: %s is in use by another process (use its search API): %w", dir, err)
 		}
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)

@@ -28,11 +28,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/collstore"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/crawladmin"
 	"github.com/trawl/trawl/internal/multinode"
@@ -270,4 +272,40 @@ func (e *Engine) Modes(ctx context.Context) (map[string]crawladmin.Modes, bool) 
 
 func (e *Engine) ConfigXML(ctx context.Context, coll string) (string, error) {
 	return "", fmt.Errorf("collection %q: no configuration known", coll)
+}
+
+// Configs returns the configurations of specs.
+func Configs(specs []*multinode.CollectionSpec) []*config.Collection {
+	cols := make([]*config.Collection, 0, len(specs))
+	for _, s := range specs {
+		cols = append(cols, s.Config)
+	}
+	return cols
+}
+
+// WithSaved returns specs with the collections saved in store:
+// a saved collection replaces the --config one of the same name (it was
+// added or updated over the API after the process read --config) and the
+// others are appended.
+func WithSaved(specs []*multinode.CollectionSpec, store collstore.Store, log *slog.Logger) []*multinode.CollectionSpec {
+	out := append([]*multinode.CollectionSpec(nil), specs...)
+	for _, c := range store.Load(log) {
+		sp, err := multinode.NewCollectionSpec(c, nil)
+		if err != nil {
+			log.Error("admin: saved collection skipped", "collection", c.Name, "err", err)
+			continue
+		}
+		replaced := false
+		for i, s := range out {
+			if s.Config.Name == c.Name {
+				out[i], replaced = sp, true
+				log.Info("admin: the collection saved over the API replaces the --config one", "collection", c.Name)
+			}
+		}
+		if !replaced {
+			out = append(out, sp)
+			log.Info("admin: collection restored from the API's saved copy", "collection", c.Name)
+		}
+	}
+	return out
 }

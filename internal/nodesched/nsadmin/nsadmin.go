@@ -21,6 +21,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
+	"os"
 	"time"
 
 	"github.com/trawl/trawl/internal/admin"
@@ -224,4 +226,23 @@ func Observe(b *crawladmin.Backend, m *admin.Metrics) func(coll string, o *nodes
 				URI: o.Job.Fetch.URI, Status: o.Status, Error: msg})
 		}
 	}
+}
+
+// Announced is the host and port a node scheduler announces for its
+// admin interface (PKT_XMLRPCRT of CMD_UM_INIT), which
+// CollectionGetSiteRoutingAddress and GetNodeSchedulerXmlRpcPorts report
+// and the multinode scheduler calls: the listener's address when it is
+// bound to one IP (a client can reach it there and nowhere else), the
+// machine's host name when it listens on every address, and the host name
+// with the base port when there is no listener.
+func Announced(addr net.Addr, basePort int) (string, int32) {
+	host, _ := os.Hostname()
+	ta, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return host, int32(basePort)
+	}
+	if ta.IP != nil && !ta.IP.IsUnspecified() {
+		host = ta.IP.String()
+	}
+	return host, int32(ta.Port)
 }

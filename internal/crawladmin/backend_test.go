@@ -1,0 +1,140 @@
+package crawladmin
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/trawl/trawl/internal/admin"
+	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/stats"
+)
+
+// countingEngine is an Engine with one collection whose counters the test
+// sets; every operation succeeds.
+type countingEngine struct {
+	state  cmt.CollectionState
+	report stats.CounterReport
+	dns    stats.DNSCounters
+}
+
+func (e *countingEngine) Collections(context.Context) ([]CollectionInfo, error) {
+	return []CollectionInfo{{Name: "web", State: e.state}}, nil
+}
+func (e *countingEngine) AddCollection(context.Context, *config.Collection, bool) error { return nil }
+func (e *countingEngine) RemoveCollection(context.Context, string) error                { return nil }
+func (e *countingEngine) Queue(_ context.Context, _ string, uris []string, _, _ bool) (int, error) {
+	return len(uris), nil
+}
+func (e *countingEngine) DeleteSite(context.Context, string, string) error                { return nil }
+func (e *countingEngine) DeleteURIs(context.Context, string, []cmt.SiteURIs) error        { return nil }
+func (e *countingEngine) PreemptSite(context.Context, string, string) error               { return nil }
+func (e *countingEngine) QuarantineSite(context.Context, string, string, int) error       { return nil }
+func (e *countingEngine) Refresh(context.Context, string, string, cmt.RefreshFlags) error { return nil }
+func (e *countingEngine) ReprocessSite(context.Context, string, string, string, string, bool) error {
+	return nil
+}
+func (e *countingEngine) Suspend(context.Context, string) error                        { return nil }
+func (e *countingEngine) Resume(context.Context, string) error                         { return nil }
+func (e *countingEngine) SuspendFeeding(context.Context, string, bool, []string) error { return nil }
+func (e *countingEngine) SetRefreshOnly(context.Context, string, bool) error           { return nil }
+func (e *countingEngine) RefetchURI(context.Context, string, string, RefetchOptions) error {
+	return nil
+}
+func (e *countingEngine) Route(context.Context, string, string) (admin.HostPort, error) {
+	return admin.HostPort{}, admin.Refuse("no routes")
+}
+func (e *countingEngine) NodeSchedulers(context.Context) ([]admin.HostPort, error) { return nil, nil }
+func (e *countingEngine) ForwardLogLevel(context.Context, int) error               { return nil }
+func (e *countingEngine) Counters(context.Context) map[string]stats.CounterReport {
+	return map[string]stats.CounterReport{"web": e.report}
+}
+func (e *countingEngine) DNS(context.Context) (stats.DNSCounters, bool) { return e.dns, true }
+func (e *countingEngine) Modes(context.Context) (map[string]Modes, bool) {
+	return map[string]Modes{"web": {FeedingOff: []string{"idx2"}, RefreshOnly: true}}, true
+}
+func (e *countingEngine) ConfigXML(context.Context, string) (string, error) { return "", nil }
+
+// TestRefreshFromCounters checks what the Backend makes of an engine's
+// counters: the collection and site statistics, LastUri, SumActiveSites,
+// CrawlEnded, the modes read from the engine and the global DNS counters.
+func TestRefreshFromCounters(t *testing.T) {
+	ctx := context.Background()
+	now := time.Unix(1_700_000_000, 0)
+	eng := &countingEngine{report: stats.CounterReport{
+		Counters:    map[string]int64{"fetched": 5, "processed": 5, "stored": 4, "active_sites": 2, "http_404": 1},
+		Sites:       map[string]map[string]int64{"a.example": {"fetched": 3}, "b.example": {"fetched": 2}},
+		LastURI:     "http://b.example/1",
+		SiteLastURI: map[string]string{"a.example": "http://a.example/9", "b.example": "http://b.example/1"},
+	}, dns: stats.DNSCounters{Requests: 7, Responses: 6}}
+	b := New(eng, nil, Options{Role: admin.MultinodeScheduler, SumActiveSites: true, Now: func() time.Time { return now }})
+	b.Refresh(ctx)
+	now = now.Add(2 * time.Minute)
+	r, err := b.CollectionGetStatistics2(ctx, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Cur.Downloaded != 5 || r.Cur.Stored != 4 || r.Cur.ActiveSites != 2 {
+		t.Errorf("current cycle: downloaded %v stored %v active sites %v; want 5, 4, 2", r.Cur.Downloaded, r.Cur.Stored, r.Cur.ActiveSites)
+	}
+	if r.Cur.CrawlMode != stats.CrawlModeUserRefresh {
+		t.Errorf("crawl mode %q, want the refresh-only mode the engine keeps", r.Cur.CrawlMode)
+	}
+	st, err := b.CollectionGetStatistics(ctx, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := st.Get("web").Complete()
+	if got := web.Value("SumActiveSites"); got != 2 {
+		t.Errorf("SumActiveSites %v, want 2", got)
+	}
+	if web.Value("CrawlEnded") == 0 {
+		t.Errorf("CrawlEnded not set although nothing is queued or in flight")
+	}
+	if got := web.String("LastUri"); got != "http://b.example/1" {
+		t.Errorf("collection LastUri %q, want the last site's", got)
+	}
+	ss, err := b.CollectionGetSiteStatistics(ctx, "web", "a.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ss.Series[0].Complete().String("LastUri"); got != "http://a.example/9" {
+		t.Errorf("site LastUri %q", got)
+	}
+	if got := ss.Series[0].Complete().Value("Downloaded"); got != 3 {
+		t.Errorf("site downloaded %v, want 3", got)
+	}
+	g, err := b.GetGlobalStatistics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Complete.DNSRequests != 7 || g.Complete.DNSResponses != 6 {
+		t.Errorf("global DNS %v/%v, want 7/6", g.Complete.DNSRequests, g.Complete.DNSResponses)
+	}
+	// The feeding suspension read from the engine: idx2 is suspended.
+	if _, err := b.CollectionSuspendFeeding(ctx, "web", "idx2"); err == nil {
+		t.Errorf("suspending feeding to idx2 again was accepted")
+	}
+}
+
+// TestStateErrors checks the typed errors of wrong states.
+func TestStateErrors(t *testing.T) {
+	ctx := context.Background()
+	eng := &countingEngine{state: cmt.StateRemoving}
+	b := New(eng, nil, Options{})
+	_, err := b.CollectionSuspend(ctx, "web")
+	if !errorIs(err, admin.ErrState) || err.Error() != "collection web is being deleted" {
+		t.Errorf("suspend while deleting: %v", err)
+	}
+	eng.state = cmt.StateSuspendedUser
+	if _, err := b.CollectionSuspend(ctx, "web"); !errorIs(err, admin.ErrState) {
+		t.Errorf("suspend twice: %v", err)
+	}
+	if _, err := b.AddURIs(ctx, "nosuch", false, []string{"http://a.example/"}); !errorIs(err, admin.ErrNoCollection) {
+		t.Errorf("unknown collection: %v", err)
+	}
+}
+
+func errorIs(err, target error) bool { return err != nil && errors.Is(err, target) }

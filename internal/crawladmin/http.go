@@ -1,0 +1,43 @@
+package crawladmin
+
+import (
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/trawl/trawl/internal/admin"
+)
+
+// HTTP is the administration side of a process's HTTP interface: the
+// MS-FSCADM API at /RPC2, the status page at /status (and / when nothing
+// else serves it), its data at /status.json and the Prometheus metrics at
+// /metrics, all behind auth.
+type HTTP struct {
+	Backend *Backend
+	// Metrics are the process's metrics, on a registry of their own.
+	Metrics *admin.Metrics
+	reg     *prometheus.Registry
+	auth    admin.Auth
+}
+
+// NewHTTP serves b behind auth.
+func NewHTTP(b *Backend, auth admin.Auth) *HTTP {
+	h := &HTTP{Backend: b, reg: prometheus.NewRegistry(), auth: auth}
+	// A new registry holds nothing yet, so registering cannot collide.
+	h.Metrics, _ = admin.NewMetrics(h.reg, b.Counters)
+	return h
+}
+
+// Mount adds the handlers to mux.
+func (h *HTTP) Mount(mux *http.ServeMux) {
+	rpc := admin.NewServer(h.Backend, admin.ServerOptions{Logger: h.Backend.Logger()})
+	status := admin.StatusHandler(h.Backend.Status)
+	mux.Handle(admin.Path, h.auth.Wrap(rpc))
+	mux.Handle("/status", h.auth.Wrap(status))
+	mux.Handle("/status.json", h.auth.Wrap(status))
+	mux.Handle("/metrics", h.auth.Wrap(admin.MetricsHandler(h.reg)))
+	if _, pat := mux.Handler(httptest.NewRequest(http.MethodGet, "/", nil)); pat == "" {
+		mux.Handle("/{$}", h.auth.Wrap(status))
+	}
+}

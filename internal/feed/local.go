@@ -1,0 +1,115 @@
+package feed
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/trawl/trawl/internal/index"
+)
+
+// Local is the feeding chain of a single-machine crawl (trawl run): the
+// embedded index under DATA/index (where `trawl search --data DATA`
+// looks once the crawl has stopped), the feeders' in-process destination,
+// the counts of what was indexed, and the search page and JSON API.
+type Local struct {
+	// Index is nil when the crawl feeds nothing (--index=false).
+	Index *index.Index
+	log   *slog.Logger
+
+	// Indexing counters, from the feeders' callbacks.
+	added, removed, rejected atomic.Int64
+	mu                       sync.Mutex
+	first, last              time.Time // first and last document acknowledged
+}
+
+// OpenLocal opens (or creates) the index of data directory data; with
+// enabled false it opens nothing and the chain feeds nothing.
+func OpenLocal(data string, enabled bool, log *slog.Logger) (*Local, error) {
+	s := &Local{log: log}
+	if !enabled {
+		return s, nil
+	}
+	var err error
+	s.Index, err = index.Open(filepath.Join(data, "index"), index.Options{Create: true})
+	return s, err
+}
+
+// Dialer is the feeders' destination (nil without an index).
+func (s *Local) Dialer() Dialer {
+	if s.Index == nil {
+		return nil
+	}
+	return IndexDialer(s.Index)
+}
+
+// FeederOptions are the feeders' options: their logger and the callback
+// that counts what was indexed.
+func (s *Local) FeederOptions() FeederOptions {
+	return FeederOptions{Logger: s.log.With("role", "feeder"), OnResult: s.result}
+}
+
+func (s *Local) result(r Result) {
+	switch {
+	case r.Err != nil:
+		s.rejected.Add(1)
+	case r.Kind == Remove:
+		s.removed.Add(1)
+	default:
+		s.added.Add(1)
+	}
+	now := time.Now()
+	s.mu.Lock()
+	if s.first.IsZero() {
+		s.first = now
+	}
+	s.last = now
+	s.mu.Unlock()
+}
+
+// Mount adds the search page (/search) and the JSON API (/api/search) to
+// an HTTP interface.
+func (s *Local) Mount(mux *http.ServeMux) {
+	if s.Index == nil {
+		return
+	}
+	h := index.Handler(s.Index)
+	mux.Handle("GET /search", h)
+	mux.Handle("GET /api/search", h)
+}
+
+// Close closes the index (after the crawl has stopped).
+func (s *Local) Close() {
+	if s.Index != nil {
+		if err := s.Index.Close(); err != nil {
+			s.log.Warn("closing the index", "err", err)
+		}
+	}
+}
+
+// WriteSummary writes the indexing line of trawl run's summary; pending
+// are the operations still waiting to be fed.
+func (s *Local) WriteSummary(w io.Writer, pending int) {
+	if s.Index == nil {
+		return
+	}
+	n, err := s.Index.Count()
+	if err != nil {
+		fmt.Fprintf(w, "  %-22s %v\n", "index", err)
+		return
+	}
+	s.mu.Lock()
+	span := s.last.Sub(s.first)
+	s.mu.Unlock()
+	rate := ""
+	if added := s.added.Load(); added > 1 && span > 0 {
+		rate = fmt.Sprintf(", %.0f documents/s", float64(added)/span.Seconds())
+	}
+	fmt.Fprintf(w, "  %-22s %d documents in the index (this run: %d added or updated, %d removed, %d rejected%s), %d operations waiting\n",
+		"indexed", n, s.added.Load(), s.removed.Load(), s.rejected.Load(), rate, pending)
+}
