@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/trawl/trawl/internal/distrib"
+	"github.com/trawl/trawl/internal/distrib/nameserver"
+	"github.com/trawl/trawl/internal/distrib/wire"
+)
+
+func init() {
+	register(&command{name: "distributor", summary: "run a content distributor (MS-FSCDFT): master or backup, elected through the name server", run: runDistributor})
+}
+
+func runDistributor(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlagSet(env, "distributor", "distributor --id N --nameserver HOST:PORT [--base-port N] [--host HOST] [--collection C]... [--log-level LEVEL]",
+		"Run a content distributor. It binds its objects in the name server on base+390 (base+391 for sessions\n"+
+			"of external clients), becomes master if none is registered and a backup otherwise, pings the master\n"+
+			"and takes over after three failed pings.")
+	id := fs.Int64("id", -1, "node_id of this distributor (unique, >= 0)")
+	ns := fs.String("nameserver", "", "HOST:PORT of the name server (its base+4)")
+	basePort := fs.Int("base-port", 13000, "base port; objects on base+390 and base+391")
+	host := fs.String("host", "", "host name put in this distributor's object references (default: the host name)")
+	listen := fs.String("listen", "", "address to listen on (default: every interface)")
+	fs.String("data", "./data", "data directory (a distributor keeps no state of its own there)")
+	checkMaster := fs.Duration("check-master", 5*time.Second, `the master's "check master status" period`)
+	pingMaster := fs.Duration("ping-master", 5*time.Second, `a backup's "check for master" __ping period`)
+	var colls repeated
+	fs.Var(&colls, "collection", "a content collection of the collection holder (repeatable; none: every collection)")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 || *id < 0 || *ns == "" {
+		fmt.Fprintf(env.stderr, "trawl distributor: --id N (>= 0) and --nameserver HOST:PORT are required\n")
+		return errUsage
+	}
+	if *basePort+wire.PortExternal > 65535 || *basePort <= 0 {
+		fmt.Fprintf(env.stderr, "trawl distributor: bad --base-port %d\n", *basePort)
+		return errUsage
+	}
+	log, err := roleLogger(env, "distributor", *logLevel)
+	if err != nil {
+		return err
+	}
+	if *host == "" {
+		if *host, err = os.Hostname(); err != nil {
+			return err
+		}
+	}
+	s, err := distrib.NewServer(distrib.ServerConfig{
+		Config: distrib.Config{NodeID: *id, Host: *host, BasePort: *basePort, Collections: colls,
+			CheckMaster: *checkMaster, PingMaster: *pingMaster},
+		Listen:   *listen,
+		Registry: nameserver.NewClient(*ns, nil),
+		Logger:   log,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "distributor %d listening on %s\n", *id, s.Addr())
+	return s.Run(ctx)
+}
