@@ -11,6 +11,8 @@ need=()
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 # The search page is checked in a real headless browser.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# The content distributors' registry is also tested on etcd.
+command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "test.sh: installing ${need[*]}" >&2
 	if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi

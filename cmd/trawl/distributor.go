@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/distrib"
-	"github.com/trawl/trawl/internal/distrib/nameserver"
 	"github.com/trawl/trawl/internal/distrib/wire"
 )
 
@@ -16,12 +15,13 @@ func init() {
 }
 
 func runDistributor(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "distributor", "distributor --id N --nameserver HOST:PORT [--base-port N] [--host HOST] [--collection C]... [--log-level LEVEL]",
+	fs := newFlagSet(env, "distributor", "distributor --id N (--nameserver HOST:PORT | --registry etcd://HOST:PORT,...) [--base-port N] [--host HOST] [--collection C]... [--log-level LEVEL]",
 		"Run a content distributor. It binds its objects in the name server on base+390 (base+391 for sessions\n"+
 			"of external clients), becomes master if none is registered and a backup otherwise, pings the master\n"+
 			"and takes over after three failed pings.")
 	id := fs.Int64("id", -1, "node_id of this distributor (unique, >= 0)")
 	ns := fs.String("nameserver", "", "HOST:PORT of the name server (its base+4)")
+	registry := fs.String("registry", "", "etcd://HOST:PORT[,HOST:PORT...]: etcd as the registry instead of the name server")
 	basePort := fs.Int("base-port", 13000, "base port; objects on base+390 and base+391")
 	host := fs.String("host", "", "host name put in this distributor's object references (default: the host name)")
 	listen := fs.String("listen", "", "address to listen on (default: every interface)")
@@ -34,8 +34,8 @@ func runDistributor(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 || *id < 0 || *ns == "" {
-		fmt.Fprintf(env.stderr, "trawl distributor: --id N (>= 0) and --nameserver HOST:PORT are required\n")
+	if fs.NArg() > 0 || *id < 0 {
+		fmt.Fprintf(env.stderr, "trawl distributor: --id N (>= 0) is required\n")
 		return errUsage
 	}
 	if *basePort+wire.PortExternal > 65535 || *basePort <= 0 {
@@ -46,6 +46,11 @@ func runDistributor(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	reg, closeReg, err := openRegistry(env, "distributor", *ns, *registry)
+	if err != nil {
+		return err
+	}
+	defer closeReg()
 	if *host == "" {
 		if *host, err = os.Hostname(); err != nil {
 			return err
@@ -55,7 +60,7 @@ func runDistributor(ctx context.Context, env *cmdEnv, args []string) error {
 		Config: distrib.Config{NodeID: *id, Host: *host, BasePort: *basePort, Collections: colls,
 			CheckMaster: *checkMaster, PingMaster: *pingMaster},
 		Listen:   *listen,
-		Registry: nameserver.NewClient(*ns, nil),
+		Registry: reg,
 		Logger:   log,
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawl/trawl/internal/distrib/etcdreg"
 	"github.com/trawl/trawl/internal/distrib/nameserver"
 	"github.com/trawl/trawl/internal/distrib/wire"
 )
@@ -72,4 +73,29 @@ func roleAddr(env *cmdEnv, cmd, listen string, base, offset int) (string, error)
 		return "", errUsage
 	}
 	return net.JoinHostPort("", strconv.Itoa(port)), nil
+}
+
+// openRegistry returns the registry of --nameserver HOST:PORT or
+// --registry etcd://HOST:PORT,...; close releases it.
+func openRegistry(env *cmdEnv, cmd, ns, registry string) (reg nameserver.Registry, close func(), err error) {
+	switch {
+	case ns != "" && registry != "":
+		fmt.Fprintf(env.stderr, "trawl %s: give --nameserver or --registry, not both\n", cmd)
+		return nil, nil, errUsage
+	case registry != "":
+		eps, err := etcdreg.ParseURL(registry)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "trawl %s: %v\n", cmd, err)
+			return nil, nil, errUsage
+		}
+		r, err := etcdreg.New(eps, etcdreg.Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, func() { r.Close() }, nil
+	case ns != "":
+		return nameserver.NewClient(ns, nil), func() {}, nil
+	}
+	fmt.Fprintf(env.stderr, "trawl %s: --nameserver HOST:PORT or --registry etcd://HOST:PORT is required\n", cmd)
+	return nil, nil, errUsage
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl/trawl/internal/distrib/etcdreg"
+	"github.com/trawl/trawl/internal/distrib/etcdreg/etcdtest"
 	"github.com/trawl/trawl/internal/distrib/nameserver"
 	"github.com/trawl/trawl/internal/distrib/wire"
 )
@@ -62,11 +64,16 @@ func itoa(i int) string { return strconv.Itoa(i) }
 
 func startCD(t *testing.T, ns string, id int64, base int) *running {
 	t.Helper()
+	return startCDWith(t, nameserver.NewClient(ns, &wire.Client{Timeout: time.Second}), id, base)
+}
+
+func startCDWith(t *testing.T, reg nameserver.Registry, id int64, base int) *running {
+	t.Helper()
 	s, err := NewServer(ServerConfig{
 		Config: Config{NodeID: id, Host: "127.0.0.1", BasePort: base, Collections: []string{"web"},
 			CheckMaster: 200 * time.Millisecond, PingMaster: 200 * time.Millisecond},
 		Listen:   "127.0.0.1",
-		Registry: nameserver.NewClient(ns, &wire.Client{Timeout: time.Second}),
+		Registry: reg,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -134,13 +141,31 @@ func waitSettled(t *testing.T, cds map[int64]*running) int64 {
 // old master comes back at its address and becomes a backup.
 func TestElectionOverTCP(t *testing.T) {
 	ns := startNS(t)
+	testElection(t, func(id int64, base int) *running { return startCD(t, ns, id, base) })
+}
+
+// TestElectionEtcd is TestElectionOverTCP with etcd as the registry (each
+// distributor with its own client and lease).
+func TestElectionEtcd(t *testing.T) {
+	ep := etcdtest.Start(t)
+	testElection(t, func(id int64, base int) *running {
+		reg, err := etcdreg.New([]string{"http://" + ep}, etcdreg.Options{TTL: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { reg.Close() })
+		return startCDWith(t, reg, id, base)
+	})
+}
+
+func testElection(t *testing.T, start func(id int64, base int) *running) {
 	cds := map[int64]*running{}
 	bases := map[int64]int{}
 	for id := int64(1); id <= 3; id++ {
 		bases[id] = freeBase(t)
 	}
 	for id := int64(1); id <= 3; id++ {
-		cds[id] = startCD(t, ns, id, bases[id])
+		cds[id] = start(id, bases[id])
 	}
 	defer func() {
 		for _, r := range cds {
@@ -160,7 +185,7 @@ func TestElectionOverTCP(t *testing.T) {
 	}
 	t.Logf("distributor %d took over after %v", newMaster, time.Since(stopped))
 
-	cds[master] = startCD(t, ns, master, bases[master])
+	cds[master] = start(master, bases[master])
 	if m := waitSettled(t, cds); m != newMaster {
 		t.Errorf("the returning old master %d took the master role from %d (now %d)", master, newMaster, m)
 	}
