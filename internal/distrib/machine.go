@@ -79,7 +79,29 @@ type Machine struct {
 
 	nextJob uint64
 	calls   map[uint64]pendingCall // jobs answering a request
+
+	// The master's session placement.
+	placing     map[uint64]masterCall
+	placed      map[int64]int64 // session id -> node
+	nextSession int64
+
+	// Forwarding to the indexers.
+	partitions    int
+	indexers      map[int]string // partition -> address
+	indexersStale bool
+	nextList      time.Time
+	listJob       uint64
+	opsJobs       map[uint64]opsJob
+	inflightOps   int64
+
+	// The periodic bind of the dispatcher_node, in a job id space of its
+	// own (rebindJobs and up).
+	rebind, rebindSeq uint64
+	nextRebind        time.Time
 }
+
+// rebindJobs is the first job id of the periodic binds.
+const rebindJobs = 1 << 62
 
 type phase uint8
 
@@ -116,7 +138,8 @@ func New(cfg Config) *Machine {
 		cfg.PingFailures = 3
 	}
 	m := &Machine{cfg: cfg, collections: map[string]bool{}, sessions: map[int64]session{},
-		nodes: map[int64]wire.AOR{}, calls: map[uint64]pendingCall{}}
+		nodes: map[int64]wire.AOR{}, calls: map[uint64]pendingCall{}, placing: map[uint64]masterCall{},
+		placed: map[int64]int64{}, indexers: map[int]string{}, opsJobs: map[uint64]opsJob{}}
 	for _, c := range cfg.Collections {
 		m.collections[c] = true
 	}
@@ -205,13 +228,39 @@ func (m *Machine) Step(ev loop.Event[*wire.Frame]) {
 		if pc, ok := m.calls[ev.Job]; ok {
 			delete(m.calls, ev.Job)
 			m.callDone(pc, ev)
+		} else if mc, ok := m.placing[ev.Job]; ok {
+			delete(m.placing, ev.Job)
+			m.placedDone(mc, ev)
+		} else if j, ok := m.opsJobs[ev.Job]; ok {
+			delete(m.opsJobs, ev.Job)
+			m.opsDone(j, ev)
+		} else if ev.Job == m.listJob {
+			m.indexersListed(ev)
+		} else if ev.Job == m.rebind && m.rebind != 0 {
+			m.rebind = 0
+			if ev.Err != nil {
+				m.logf(slog.LevelWarn, "cannot bind the dispatcher node again", "err", ev.Err)
+			}
 		}
 	case loop.Received:
-		m.receive(ev.Peer, ev.Msg)
+		m.receive(ev.Peer, ev.Msg, ev.Now)
 	}
 }
 
 func (m *Machine) tick(now time.Time) {
+	if len(m.sessions) > 0 {
+		m.refreshIndexers(now, false)
+	}
+	// The dispatcher_node is bound again every PingMaster, so that a name
+	// server that dropped it (missed pings) or lost it gets it back.
+	if m.role != None && m.rebind == 0 && !now.Before(m.nextRebind) {
+		if !m.nextRebind.IsZero() {
+			m.rebindSeq++
+			m.rebind = rebindJobs + m.rebindSeq
+			m.Pending.Work = append(m.Pending.Work, loop.Job{ID: m.rebind, Spec: Bind{m.nodeAOR()}})
+		}
+		m.nextRebind = now.Add(m.cfg.PingMaster)
+	}
 	if m.control != 0 {
 		return
 	}
@@ -418,7 +467,7 @@ func (m *Machine) pinged(now time.Time, err error) {
 }
 
 // receive answers a request on one of the distributor's objects.
-func (m *Machine) receive(peer loop.Peer, f *wire.Frame) {
+func (m *Machine) receive(peer loop.Peer, f *wire.Frame, now time.Time) {
 	if f.Kind != wire.Request {
 		m.logf(slog.LevelWarn, "unexpected frame", "peer", peer, "frame", f.String())
 		return
@@ -433,6 +482,11 @@ func (m *Machine) receive(peer loop.Peer, f *wire.Frame) {
 			m.Pending.Send(peer, wire.ReplyTo(f), 0)
 			return
 		}
+		m.sessionFactory(peer, f)
+		return
+	case wire.IfaceSession:
+		m.process(peer, f, now)
+		return
 	case wire.IfaceMasterDispatcher:
 		if m.role != Master {
 			m.Pending.Send(peer, wire.Raise(f, wire.ExcUnavailable, "this content distributor is not the master"), 0)

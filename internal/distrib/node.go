@@ -70,7 +70,7 @@ func (m *Machine) dispatcherNode(peer loop.Peer, f *wire.Frame) {
 			return
 		}
 		delete(m.sessions, f.Args[0].I)
-		m.load = int64(len(m.sessions))
+		m.updateLoad()
 		m.callJob(pendingCall{peer: peer, f: f}, IndexSession{Method: "close", ID: f.Args[0].I, Collection: s.collection})
 	case "remove_sessions":
 		if len(f.Args) != 1 || f.Args[0].Tag != wire.String {
@@ -84,7 +84,7 @@ func (m *Machine) dispatcherNode(peer loop.Peer, f *wire.Frame) {
 				ids = append(ids, wire.I64(id))
 			}
 		}
-		m.load = int64(len(m.sessions))
+		m.updateLoad()
 		m.Pending.Send(peer, wire.ReplyTo(f, wire.Lst(ids...)), 0)
 	case "get_sessions":
 		var ids []wire.Value
@@ -120,6 +120,6 @@ func (m *Machine) nodeCallDone(pc pendingCall, ev loop.Event[*wire.Frame]) {
 		external = s.external // 3.5.4.3: the existing session
 	}
 	m.sessions[id] = session{collection: coll, external: external}
-	m.load = int64(len(m.sessions))
+	m.updateLoad()
 	m.Pending.Send(pc.peer, wire.ReplyTo(f, m.sessionAOR(id, external).Value()), 0)
 }

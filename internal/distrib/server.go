@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/trawl/trawl/internal/distrib/nameserver"
@@ -21,8 +22,8 @@ type ServerConfig struct {
 	Listen string
 	// Registry is the name server (or etcd).
 	Registry nameserver.Registry
-	// CallTimeout bounds each call to another process (the ping timeout);
-	// PingMaster if 0.
+	// CallTimeout bounds each call to another process, a ping included
+	// (PingMaster, at least 2 s, if 0).
 	CallTimeout time.Duration
 	Logger      *slog.Logger
 }
@@ -34,6 +35,9 @@ type Server struct {
 	drv *loop.Driver[*wire.Frame]
 	m   *Machine
 	cl  *wire.Client
+	// data carries operations to the indexers, apart from the control
+	// calls so that a slow batch never delays a ping.
+	data *wire.Client
 }
 
 // NewServer opens the listeners.
@@ -45,12 +49,12 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		cfg.Incarnation = time.Now().UnixNano()
 	}
 	if cfg.CallTimeout <= 0 {
-		cfg.CallTimeout = cfg.PingMaster
-		if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = max(cfg.PingMaster, 2*time.Second)
+		if cfg.PingMaster <= 0 {
 			cfg.CallTimeout = 5 * time.Second
 		}
 	}
-	s := &Server{cfg: cfg, cl: &wire.Client{Timeout: cfg.CallTimeout}}
+	s := &Server{cfg: cfg, cl: &wire.Client{Timeout: cfg.CallTimeout}, data: &wire.Client{Timeout: 2 * time.Minute, MaxPending: 4096}}
 	listeners := map[string]loop.Listener[*wire.Frame]{}
 	for _, off := range []int{wire.PortInternal, wire.PortExternal} {
 		ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Listen, strconv.Itoa(cfg.BasePort+off)))
@@ -69,10 +73,12 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		tick = time.Second
 	}
 	s.drv = loop.New(loop.Config[*wire.Frame]{
-		Name:         "distributor",
-		Machine:      s.m,
-		Listeners:    listeners,
-		Worker:       loop.WorkerFunc(s.do),
+		Name:      "distributor",
+		Machine:   s.m,
+		Listeners: listeners,
+		Worker:    loop.WorkerFunc(s.do),
+		// Operations waiting for a slow indexer must not hold up a ping.
+		MaxWork:      4096,
 		TickInterval: tick,
 		Logger:       cfg.Logger,
 	})
@@ -108,8 +114,56 @@ func (s *Server) do(ctx context.Context, spec any) (any, error) {
 			}
 		}
 		return nil, nil
+	case Loads:
+		return s.loads(ctx, j), nil
+	case Forward:
+		f, err := s.cl.Call(ctx, j.Addr, wire.IfaceDispatcherNode, j.Method, j.Args...)
+		if err != nil {
+			return nil, err
+		}
+		if j.Method == "destroy_session" {
+			return nil, nil
+		}
+		return wire.ParseAOR(f.Arg(0))
+	case ListIndexers:
+		return r.List(ctx, wire.NameIndexPrefix)
+	case IndexOps:
+		ops := make([]wire.Value, len(j.Ops))
+		for i, b := range j.Ops {
+			ops[i] = wire.Byt(b)
+		}
+		// Applying a batch may take longer than a ping.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		f, err := s.data.Call(ctx, j.Addr, IfaceIndexSession, "process", wire.I64(j.Session), wire.Lst(ops...))
+		if err != nil {
+			return nil, err
+		}
+		return ParseResults(f.Arg(0))
 	}
 	return nil, fmt.Errorf("distrib: unknown job %T", spec)
+}
+
+// loads calls get_load on every node at once.
+func (s *Server) loads(ctx context.Context, j Loads) map[int64]int64 {
+	out := make(map[int64]int64, len(j.Nodes))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for id, addr := range j.Nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			load := int64(-1)
+			if f, err := s.cl.Call(ctx, addr, wire.IfaceDispatcherNode, "get_load"); err == nil && f.Arg(0).Tag == wire.Int {
+				load = f.Arg(0).I
+			}
+			mu.Lock()
+			out[id] = load
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // Addr is the address of the distributor's objects (base port + 390).
@@ -118,6 +172,7 @@ func (s *Server) Addr() string { return s.lns[0].Addr().String() }
 // Run serves until ctx ends.
 func (s *Server) Run(ctx context.Context) error {
 	defer s.cl.Close()
+	defer s.data.Close()
 	return s.drv.Run(ctx)
 }
 

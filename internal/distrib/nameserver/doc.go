@@ -32,7 +32,7 @@
 //   - Liveness: every PingInterval (5 s by default, a flag) the name server
 //     calls __ping on each address that holds a binding; after PingFailures
 //     (3) successive failures (refused, closed, or no answer within the
-//     interval) every binding of that address is dropped and logged.
+//     interval, at least 2 s) every binding of that address is dropped and logged.
 //   - State: each bind and unbind is a record persisted before its reply is
 //     sent (loop's persist-then-send), appended to DIR/bindings.log as a wire
 //     frame (a one-way "bind" with the AOR or "unbind" with the key) and

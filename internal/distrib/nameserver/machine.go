@@ -129,8 +129,12 @@ func (m *Machine) call(f *wire.Frame) *wire.Frame {
 		if err != nil || len(f.Args) != 1 {
 			return wire.Raise(f, wire.ExcBadRequest, "bind takes one AOR")
 		}
-		if old, ok := m.bindings[a.Key()]; ok && old.Addr() != a.Addr() {
+		old, ok := m.bindings[a.Key()]
+		if ok && old.Addr() != a.Addr() {
 			return wire.Raise(f, wire.ExcAlreadyBound, fmt.Sprintf("%s %s %s is bound to %s", a.Name, a.Type, a.Version, old.Addr()))
+		}
+		if ok && old == a {
+			return wire.ReplyTo(f) // bound again by its holder: nothing changes
 		}
 		m.bindings[a.Key()] = a
 		m.Pending.Persist = append(m.Pending.Persist, Record{Bind: true, AOR: a})
@@ -210,11 +214,7 @@ func (m *Machine) tick(now time.Time) {
 			m.live[addr] = l
 		}
 		if l.pending {
-			// No answer within a whole interval: a failure.
-			m.failed(addr, l, "no answer")
-			if m.live[addr] == nil {
-				continue
-			}
+			continue // the ping under way ends with its timeout
 		}
 		m.nextJob++
 		m.jobs[m.nextJob] = addr

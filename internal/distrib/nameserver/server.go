@@ -46,10 +46,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		return nil, fmt.Errorf("nameserver: %w", err)
 	}
 	m := New(Config{PingInterval: cfg.PingInterval, PingFailures: cfg.PingFailures, Bindings: bindings})
-	timeout := cfg.PingInterval
-	if timeout <= 0 {
-		timeout = 5 * time.Second
-	}
+	// A ping fails when refused, closed, or not answered within the
+	// interval (at least 2 s, so a busy machine is not taken for dead).
+	timeout := max(cfg.PingInterval, 2*time.Second)
 	pinger := &wire.Client{Timeout: timeout}
 	s := &Server{cfg: cfg, ln: ln, store: st, m: m}
 	s.drv = loop.New(loop.Config[*wire.Frame]{

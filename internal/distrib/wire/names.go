@@ -44,6 +44,7 @@ const (
 const (
 	ExcUnknownCollection     = "processing::unknown_collection"
 	ExcUnsupportedGuarantees = "core::unsupported_guarantee_set"
+	ExcUnknownSession        = "processing::unknown_session"
 	ExcResolve               = "nameserver::resolve_exception"
 	ExcAlreadyBound          = "nameserver::already_bound"
 	ExcBadRequest            = "middleware::bad_request"
