@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
 	"github.com/trawl/trawl/internal/distrib"
+	"github.com/trawl/trawl/internal/distrib/nameserver"
 	"github.com/trawl/trawl/internal/distrib/wire"
 )
 
@@ -68,4 +70,11 @@ func runDistributor(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "distributor %d listening on %s\n", *id, s.Addr())
 	return s.Run(ctx)
+}
+
+// distribFeeding is the content client of trawl node and trawl run with
+// --nameserver: sessions from the master distributor found through the
+// name server at ns.
+func distribFeeding(ns string, log *slog.Logger) *distrib.Client {
+	return distrib.NewClient(nameserver.NewClient(ns, nil), log.With("role", "distrib-client"))
 }

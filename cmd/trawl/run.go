@@ -66,6 +66,7 @@ type runOptions struct {
 	logLevel   string
 	progress   string
 	idleSettle time.Duration
+	nameServer string     // feed through the content distributors (run_search.go)
 	adm        adminFlags // run_admin.go
 }
 
@@ -88,6 +89,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fs.StringVar(&o.keyFile, "key-file", "", keyFileHelp)
 	fs.BoolVar(&o.index, "index", true, "feed the crawled documents into the full-text index under --data (false: crawl only)")
+	fs.StringVar(&o.nameServer, "nameserver", "", "HOST:PORT of a name server: feed the documents through its content distributors and indexers instead of the index under --data")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress line: auto (on a terminal), on, off")
 	fs.DurationVar(&o.idleSettle, "idle-settle", 1500*time.Millisecond, "with --once: how long the crawl must stay idle to count as complete")

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/trawl/trawl/internal/distrib"
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/index"
 	"github.com/trawl/trawl/internal/nodesched"
@@ -21,8 +22,12 @@ import (
 // destination, and the search page and JSON API on the HTTP interface.
 type indexChain struct {
 	idx *index.Index
-	err error // opening the index failed
-	log *slog.Logger
+	// remote, with --nameserver, feeds through the content distributors
+	// (the indexers hold the index; there is no local one).
+	remote *distrib.Client
+	ns     string
+	err    error // opening the index failed
+	log    *slog.Logger
 
 	// Indexing counters, from the feeders' callbacks.
 	added, removed, rejected atomic.Int64
@@ -37,17 +42,27 @@ func newIndexChain(o *runOptions, log *slog.Logger) *indexChain {
 	if !o.index {
 		return s // --index=false: crawl only, nothing fed
 	}
+	if o.nameServer != "" {
+		s.remote, s.ns = distribFeeding(o.nameServer, log), o.nameServer
+		return s
+	}
 	s.idx, s.err = index.Open(filepath.Join(o.data, "index"), index.Options{Create: true})
 	return s
 }
 
 // feed is the node scheduler's feeding configuration (nil without index).
 func (s *indexChain) feed() *nodesched.FeedConfig {
-	if s.idx == nil {
+	if s.idx == nil && s.remote == nil {
 		return nil
 	}
+	var dial feed.Dialer
+	if s.remote != nil {
+		dial = s.remote.Dial
+	} else {
+		dial = feed.IndexDialer(s.idx)
+	}
 	return &nodesched.FeedConfig{
-		Dial: feed.IndexDialer(s.idx),
+		Dial: dial,
 		Feeder: feed.FeederOptions{
 			Logger:   s.log.With("role", "feeder"),
 			OnResult: s.result,
@@ -86,6 +101,9 @@ func (s *indexChain) mount(mux *http.ServeMux) {
 
 // close closes the index (after the engine has stopped).
 func (s *indexChain) close() {
+	if s.remote != nil {
+		s.remote.Close()
+	}
 	if s.idx != nil {
 		if err := s.idx.Close(); err != nil {
 			s.log.Warn("closing the index", "err", err)
@@ -95,6 +113,11 @@ func (s *indexChain) close() {
 
 // printSummary adds the indexing lines to trawl run's summary.
 func (s *indexChain) printSummary(w io.Writer, e *engine) {
+	if s.remote != nil {
+		fmt.Fprintf(w, "  %-22s through the content distributors of %s (this run: %d added or updated, %d removed, %d rejected), %d operations waiting\n",
+			"fed", s.ns, s.added.Load(), s.removed.Load(), s.rejected.Load(), e.ns.FeedPending())
+		return
+	}
 	if s.idx == nil {
 		return
 	}
