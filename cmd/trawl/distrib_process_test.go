@@ -20,9 +20,12 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/distrib"
+	"github.com/trawl/trawl/internal/distrib/etcdreg"
+	"github.com/trawl/trawl/internal/distrib/etcdreg/etcdtest"
 	"github.com/trawl/trawl/internal/distrib/indexer"
 	"github.com/trawl/trawl/internal/distrib/nameserver"
 	"github.com/trawl/trawl/internal/distrib/wire"
+	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/index"
 )
 
@@ -401,4 +404,187 @@ func TestDistribCrawlKillMaster(t *testing.T) {
 		t.Fatalf("only %d indexable documents", len(want))
 	}
 	c.checkExactlyOnce("demo", want)
+}
+
+// sessionsOn returns the session ids distributor id holds.
+func (c *distribChain) sessionsOn(id int) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	f, err := c.cl.Call(ctx, c.cdAddr(id), wire.IfaceDispatcherNode, "get_sessions")
+	if err != nil {
+		return -1
+	}
+	return len(f.Arg(0).L)
+}
+
+// TestDistribFaults: three content sessions (three feeding targets) spread
+// over three distributor processes, two indexer processes. A backup
+// holding a session is killed with SIGKILL, then an indexer, which is
+// restarted; the feeder keeps every operation until its callback, so the
+// indexers end with every document exactly once.
+func TestDistribFaults(t *testing.T) {
+	c := newDistribChain(t, "")
+	c.startIndexer(0, 2)
+	c.startIndexer(1, 2)
+	c.startCDs(3)
+	reg := c.reg()
+	master := c.waitMaster(reg, 0)
+
+	ob, err := feed.OpenOutbox(t.TempDir(), feed.OutboxOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	cl := distrib.NewClient(reg, nil)
+	defer cl.Close()
+	targets := []feed.Target{{Name: "a", Collection: "demo", Primary: true}, {Name: "b", Collection: "demo", Primary: true}, {Name: "c", Collection: "demo", Primary: true}}
+	// The feeder sends every operation to each of the three targets (three
+	// sessions): 3*n callbacks.
+	const n = 300
+	const calls = 3 * n
+	acked := make(chan feed.Result, calls)
+	f, err := feed.NewFeeder(ob, targets, cl.Dial, feed.FeederOptions{BatchOps: 10, Window: 2,
+		MinBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, OnResult: func(r feed.Result) { acked <- r }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	var want []string
+	for i := 0; i < n; i++ {
+		u := fmt.Sprintf("http://site%02d.example/doc%d", i%50, i)
+		want = append(want, u)
+		op := feed.Operation{Kind: feed.Add, Collection: "demo", URI: u, MIME: "text/html",
+			Title: "document " + strconv.Itoa(i), Text: "text of document " + strconv.Itoa(i)}
+		if err := f.Feed(ctx, op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := 0
+	timeout := time.After(180 * time.Second)
+	backupKilled, indexerKilled := false, false
+	for got < calls {
+		select {
+		case r := <-acked:
+			if r.Err != nil {
+				t.Fatalf("%s rejected: %v", r.URI, r.Err)
+			}
+			got++
+		case <-timeout:
+			t.Fatalf("only %d of %d callbacks", got, calls)
+		}
+		if !backupKilled && got >= calls/5 {
+			for id := range c.cds {
+				if id != master && c.sessionsOn(id) > 0 {
+					t.Logf("killing backup %d holding sessions after %d callbacks", id, got)
+					c.cds[id].kill()
+					backupKilled = true
+					break
+				}
+			}
+		}
+		if backupKilled && !indexerKilled && got >= calls/2 {
+			t.Logf("killing indexer 1 after %d callbacks", got)
+			c.ixs[1].kill()
+			indexerKilled = true
+			go c.startIndexer(1, 2)
+		}
+	}
+	if !backupKilled || !indexerKilled {
+		t.Fatalf("the faults did not happen (backup killed %v, indexer killed %v)", backupKilled, indexerKilled)
+	}
+	if m := c.waitMaster(reg, 0); m != master {
+		t.Errorf("the master changed from %d to %d", master, m)
+	}
+	c.checkExactlyOnce("demo", want)
+}
+
+// TestDistribBadInput: garbage on every listener (name server,
+// distributor base+390 and base+391, indexer) closes that connection and
+// the process keeps serving; a session for an unknown collection raises
+// processing::unknown_collection and a non-zero feeding priority
+// core::unsupported_guarantee_set, from the master's session factory as
+// from a dispatcher_node.
+func TestDistribBadInput(t *testing.T) {
+	c := newDistribChain(t, "")
+	c.startIndexer(0, 1)
+	c.startCDs(1)
+	reg := c.reg()
+	m := c.waitMaster(reg, 0)
+	listeners := []string{c.ns, c.cdAddr(m), "127.0.0.1:" + strconv.Itoa(c.cdBase[m]+wire.PortExternal), "127.0.0.1:" + strconv.Itoa(c.ixBase[0]+indexer.PortOffset)}
+	for _, addr := range listeners {
+		for _, junk := range []string{"GET / HTTP/1.0\r\n\r\n", "DF\x01\x01\xff\xff\xff\xff", "DF\x01\x01\x00\x00\x00\x03\x01\x00\xff"} {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn.Write([]byte(junk))
+			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if n, err := conn.Read(make([]byte, 64)); err == nil {
+				t.Errorf("%s answered garbage %q with %d bytes", addr, junk, n)
+			}
+			conn.Close()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		if _, err := c.cl.Call(ctx, addr, "anything", wire.MethodPing); err != nil && !wire.IsException(err, wire.ExcBadRequest) {
+			t.Errorf("%s after garbage: %v", addr, err)
+		}
+		cancel()
+	}
+	ctx := context.Background()
+	sf := c.cdAddr(m)
+	if _, err := c.cl.Call(ctx, sf, wire.IfaceSessionFactory, "create", wire.Str("nope"), wire.GuaranteeSet(0), wire.I64(0)); !wire.IsException(err, wire.ExcUnknownCollection) {
+		t.Errorf("unknown collection at the master: %v", err)
+	}
+	if _, err := c.cl.Call(ctx, sf, wire.IfaceSessionFactory, "create", wire.Str("demo"), wire.GuaranteeSet(5), wire.I64(0)); !wire.IsException(err, wire.ExcUnsupportedGuarantees) {
+		t.Errorf("feeding priority 5 at the master: %v", err)
+	}
+	if _, err := c.cl.Call(ctx, sf, wire.IfaceDispatcherNode, "create", wire.I64(1), wire.Str("demo"), wire.GuaranteeSet(0), wire.I64(1), wire.Bln(true)); !wire.IsException(err, wire.ExcUnsupportedGuarantees) {
+		t.Errorf("priority 1 at the dispatcher_node: %v", err)
+	}
+	// Still serving: a real session.
+	f, err := c.cl.Call(ctx, sf, wire.IfaceSessionFactory, "create", wire.Str("demo"), wire.GuaranteeSet(0), wire.I64(0))
+	if err != nil {
+		t.Fatalf("create after the bad input: %v", err)
+	}
+	if a, err := wire.ParseAOR(f.Arg(0)); err != nil || a.Port != c.cdBase[m]+wire.PortExternal {
+		t.Errorf("session %v %v", a, err)
+	}
+	for _, p := range []*roleProc{c.nsProc, c.cds[m], c.ixs[0]} {
+		select {
+		case <-p.done:
+			t.Errorf("trawl %s exited: %v\n%s", p.args[0], p.err, p.log())
+		default:
+		}
+	}
+}
+
+// TestDistribEtcdTakeover: three distributor processes with etcd (Debian's
+// etcd-server, started on loopback) as the registry: one master; killed
+// with SIGKILL, a backup takes over after its missed pings; restarted, the
+// old master becomes a backup.
+func TestDistribEtcdTakeover(t *testing.T) {
+	ep := etcdtest.Start(t)
+	c := newDistribChain(t, "etcd://"+ep)
+	c.startCDs(3)
+	reg, err := etcdreg.New([]string{"http://" + ep}, etcdreg.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	first := c.waitMaster(reg, 0)
+	killed := time.Now()
+	c.cds[first].kill()
+	second := c.waitMaster(reg, first)
+	t.Logf("master %d killed; %d took over after %v", first, second, time.Since(killed).Round(time.Millisecond))
+	c.startCD(first)
+	time.Sleep(1500 * time.Millisecond)
+	if m := c.waitMaster(reg, 0); m != second {
+		t.Errorf("after the old master %d came back, the master is %d, want %d", first, m, second)
+	}
+	if !strings.Contains(c.cds[first].log(), "I am a backup") {
+		t.Errorf("the restarted old master did not become a backup:\n%s", c.cds[first].log())
+	}
 }
