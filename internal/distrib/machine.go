@@ -83,6 +83,7 @@ type Machine struct {
 	// The master's session placement.
 	placing     map[uint64]masterCall
 	placed      map[int64]int64 // session id -> node
+	toNode      map[int64]int   // placements under way per node
 	nextSession int64
 
 	// Forwarding to the indexers.
@@ -139,7 +140,7 @@ func New(cfg Config) *Machine {
 	}
 	m := &Machine{cfg: cfg, collections: map[string]bool{}, sessions: map[int64]session{},
 		nodes: map[int64]wire.AOR{}, calls: map[uint64]pendingCall{}, placing: map[uint64]masterCall{},
-		placed: map[int64]int64{}, indexers: map[int]string{}, opsJobs: map[uint64]opsJob{}}
+		placed: map[int64]int64{}, toNode: map[int64]int{}, indexers: map[int]string{}, opsJobs: map[uint64]opsJob{}}
 	for _, c := range cfg.Collections {
 		m.collections[c] = true
 	}

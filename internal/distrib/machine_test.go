@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/trawl/trawl/internal/distrib/wire"
+	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/loop"
 	"github.com/trawl/trawl/internal/loop/looptest"
 )
@@ -60,7 +61,8 @@ func parseArg(s string) wire.Value {
 func aorArg(s string) wire.AOR {
 	p := strings.Split(s, ",")
 	port, _ := strconv.Atoi(p[3])
-	return wire.AOR{Name: p[0], ObjectID: p[1], Host: p[2], Port: port, Type: p[4], Version: p[5]}
+	// "_" in the object_id stands for a space.
+	return wire.AOR{Name: p[0], ObjectID: strings.ReplaceAll(p[1], "_", " "), Host: p[2], Port: port, Type: p[4], Version: p[5]}
 }
 
 var excs = map[string]string{"resolve": wire.ExcResolve, "already_bound": wire.ExcAlreadyBound, "unavailable": wire.ExcUnavailable}
@@ -77,6 +79,36 @@ func (h *harness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[*wi
 			var s string
 			d.ScanArgs(t, "aor", &s)
 			ev.Result = aorArg(s)
+		}
+		if d.HasArg("loads") {
+			var s string
+			d.ScanArgs(t, "loads", &s)
+			loads := map[int64]int64{}
+			for _, kv := range strings.Split(s, ",") {
+				var id, l int64
+				fmt.Sscanf(kv, "%d:%d", &id, &l)
+				loads[id] = l
+			}
+			ev.Result = loads
+		}
+		if d.HasArg("indexers") {
+			var s string
+			d.ScanArgs(t, "indexers", &s)
+			var aors []wire.AOR
+			for _, a := range strings.Split(s, ";") {
+				aors = append(aors, aorArg(a))
+			}
+			ev.Result = aors
+		}
+		if d.HasArg("ok") {
+			var s string
+			d.ScanArgs(t, "ok", &s)
+			var rs []OpResult
+			for _, x := range strings.Split(s, ",") {
+				n, _ := strconv.ParseUint(x, 10, 64)
+				rs = append(rs, OpResult{Seq: n})
+			}
+			ev.Result = rs
 		}
 		if d.HasArg("err") {
 			var s string
@@ -95,8 +127,20 @@ func (h *harness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[*wi
 		for _, l := range strings.Split(strings.TrimSpace(d.Input), "\n") {
 			fs := strings.Fields(l)
 			var args []wire.Value
+			var ops []wire.Value
 			for _, a := range fs[2:] {
+				if strings.HasPrefix(a, "op:") {
+					// op:SEQ:COLLECTION:URI, an encoded add.
+					p := strings.SplitN(a, ":", 4)
+					seq, _ := strconv.ParseUint(p[1], 10, 64)
+					b, _ := (&feed.Operation{Seq: seq, Kind: feed.Add, Collection: p[2], URI: p[3]}).MarshalBinary()
+					ops = append(ops, wire.Byt(b))
+					continue
+				}
 				args = append(args, parseArg(a))
+			}
+			if ops != nil {
+				args = append(args, wire.Lst(ops...))
 			}
 			h.next++
 			evs = append(evs, loop.Event[*wire.Frame]{Kind: loop.Received, Peer: loop.Peer(peer), Msg: wire.Call(h.next, fs[0], fs[1], args...)})

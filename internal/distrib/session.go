@@ -193,6 +193,9 @@ func (m *Machine) placedDone(mc masterCall, ev loop.Event[*wire.Frame]) {
 				delete(m.nodes, id)
 				continue
 			}
+			// Sessions being placed count too, so that requests that
+			// came together do not all pick the same node.
+			load += int64(m.toNode[id])
 			if best < 0 || load < bestLoad {
 				best, bestLoad = id, load
 			}
@@ -211,6 +214,7 @@ func (m *Machine) placedDone(mc masterCall, ev loop.Event[*wire.Frame]) {
 			id = m.sessionBase() + m.nextSession
 		}
 		mc.node = best
+		m.toNode[best]++
 		m.nextJob++
 		m.placing[m.nextJob] = mc
 		fwd := []wire.Value{wire.I64(id), args[0], args[1], args[2], wire.Bln(true)}
@@ -219,6 +223,9 @@ func (m *Machine) placedDone(mc masterCall, ev loop.Event[*wire.Frame]) {
 		if f.Method == "close" {
 			m.Pending.Send(mc.peer, wire.ReplyTo(f), 0)
 			return
+		}
+		if m.toNode[mc.node]--; m.toNode[mc.node] <= 0 {
+			delete(m.toNode, mc.node)
 		}
 		if ev.Err != nil {
 			if e, ok := ev.Err.(*wire.Error); ok {
