@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ type proc struct {
 	done   chan error
 }
 
-func (p *proc) stop(t *testing.T) {
+func (p *proc) stop(t testing.TB) {
 	if p.cancel == nil {
 		return
 	}
@@ -51,7 +52,7 @@ func run(r interface{ Run(context.Context) error }) *proc {
 	return p
 }
 
-func freeBase(t *testing.T, offsets ...int) int {
+func freeBase(t testing.TB, offsets ...int) int {
 	for range 200 {
 		base := 20000 + rand.IntN(30000)
 		ok := true
@@ -72,7 +73,7 @@ func freeBase(t *testing.T, offsets ...int) int {
 }
 
 type chain struct {
-	t      *testing.T
+	t      testing.TB
 	ns     string
 	cds    map[int64]*proc
 	cdSrv  map[int64]*distrib.Server
@@ -80,6 +81,8 @@ type chain struct {
 	ixs    []*proc
 	ixDirs []string
 	ixBase []int
+	ping   time.Duration // the distributors' timers (300 ms if 0)
+	batch  int           // operations per batch of the feeder (10 if 0)
 }
 
 func (c *chain) reg() nameserver.Registry {
@@ -91,9 +94,13 @@ func (c *chain) startCD(id int64) {
 	if c.cdBase[id] == 0 {
 		c.cdBase[id] = freeBase(t, wire.PortInternal, wire.PortExternal)
 	}
+	ping := c.ping
+	if ping == 0 {
+		ping = 300 * time.Millisecond
+	}
 	s, err := distrib.NewServer(distrib.ServerConfig{
 		Config: distrib.Config{NodeID: id, Host: "127.0.0.1", BasePort: c.cdBase[id], Collections: []string{"web"},
-			CheckMaster: 300 * time.Millisecond, PingMaster: 300 * time.Millisecond},
+			CheckMaster: ping, PingMaster: ping},
 		Listen: "127.0.0.1", Registry: c.reg(), Logger: testLog(),
 	})
 	if err != nil {
@@ -118,7 +125,7 @@ func (c *chain) startIndexer(i, n int) {
 	c.ixs[i] = run(s)
 }
 
-func newChain(t *testing.T, cds, ixs int) *chain {
+func newChain(t testing.TB, cds, ixs int) *chain {
 	ns, err := nameserver.NewServer(nameserver.ServerConfig{Listen: "127.0.0.1:0", Dir: t.TempDir(), PingInterval: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +170,7 @@ func (c *chain) master() (int64, bool) {
 	return m, m >= 0
 }
 
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
@@ -214,7 +221,10 @@ func (c *chain) checkIndexers(want []string) {
 	}
 }
 
-func feedDocs(t *testing.T, c *chain, n int, during func(acked int)) []string {
+// filler makes a document's text about 1 KiB.
+var filler = strings.Repeat(" harbour lantern meadow copper violin orchard", 22)
+
+func feedDocs(t testing.TB, c *chain, n int, during func(acked int)) []string {
 	ob, err := feed.OpenOutbox(t.TempDir(), feed.OutboxOptions{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +234,11 @@ func feedDocs(t *testing.T, c *chain, n int, during func(acked int)) []string {
 	defer cl.Close()
 	target := feed.Target{Name: "default:web", Collection: "web", Primary: true}
 	acked := make(chan feed.Result, n)
-	f, err := feed.NewFeeder(ob, []feed.Target{target}, cl.Dial, feed.FeederOptions{BatchOps: 10, Window: 4,
+	batch := c.batch
+	if batch == 0 {
+		batch = 10
+	}
+	f, err := feed.NewFeeder(ob, []feed.Target{target}, cl.Dial, feed.FeederOptions{BatchOps: batch, Window: 4,
 		Logger: testLog(), MinBackoff: 50 * time.Millisecond, MaxBackoff: 300 * time.Millisecond, OnResult: func(r feed.Result) { acked <- r }})
 	if err != nil {
 		t.Fatal(err)
@@ -238,13 +252,13 @@ func feedDocs(t *testing.T, c *chain, n int, during func(acked int)) []string {
 		u := fmt.Sprintf("http://site%d.example/page%d", i%7, i)
 		want = append(want, u)
 		op := feed.Operation{Kind: feed.Add, Destination: target.Name, Collection: "web", URI: u, MIME: "text/html",
-			Title: "page " + strconv.Itoa(i), Text: "words of page " + strconv.Itoa(i)}
+			Title: "page " + strconv.Itoa(i), Text: "words of page " + strconv.Itoa(i) + filler}
 		if err := f.Feed(ctx, op); err != nil {
 			t.Fatal(err)
 		}
 	}
 	got := 0
-	timeout := time.After(60 * time.Second)
+	timeout := time.After(60*time.Second + time.Duration(n)*20*time.Millisecond)
 	for got < n {
 		select {
 		case r := <-acked:
