@@ -78,5 +78,50 @@
 // holder and its AOR (name "esp/subsystems/processing/session/<id>",
 // object_id the id, port +390, or +391 with external_client) is returned;
 // recreate of a session already held returns it. destroy_session of an
-// unknown id does nothing. load is the number of sessions held.
+// unknown id does nothing.
+//
+// # Sessions and operations (the [MS-FSCF] part, not public: ours)
+//
+// The master's processing::session_factory has, besides __ping:
+//
+//	create(collection, guarantee_set, priority)         -> session AOR
+//	recreate(session_id, collection, guarantee_set, priority) -> session AOR
+//	close(session_id)                                   -> ()
+//
+// Placement: the master calls get_load on every registered dispatcher node
+// at once, drops a node that does not answer from its dispatcher node
+// state, adds to each load the placements it has under way to that node
+// (so requests that come together spread), and forwards dispatcher_node
+// create (or recreate, same id) with external_client true to the least
+// loaded, ties to the lowest node_id; the chosen node's exceptions reach
+// the client unchanged. A distributor's load is the sessions it holds plus
+// the operations it has sent to indexers and not yet had answered. Session
+// ids are the master's node_id in bits 48-62, its incarnation's low 24 bits
+// in bits 24-47 and a counter below, so ids from two masters do not meet.
+//
+// A session carries processing::session process(session_id, [operation])
+// on the distributor's +391 port: each operation is a feed.Operation in its
+// own encoding; the distributor sends it to the indexer of partition
+// Partition(URI, N) (FNV-1a 64 of the URI, modulo the partition count N
+// the indexers announce in their object_id), one call per partition, and
+// answers with one [seq, error, rejected] per operation: every operation
+// gets exactly one result. An operation for another collection than the
+// session's is rejected; no indexer for its partition, or an indexer that
+// fails, makes it a retryable error. A process for an unknown session
+// raises processing::unknown_session.
+//
+// The content client (Client, a feed.Dialer) resolves the master through
+// the registry at each dial, asks it for a session, and turns each result
+// into the operation's callback. The feeder keeps every operation in its
+// outbox until then; a failed call (the distributor died) fails the
+// session: the feeder closes it, dials again after its backoff, the client
+// asks the (perhaps new) master to recreate the same session id, and the
+// feeder sends again what had no callback. The index applies an operation
+// only if its version (the outbox sequence number) is newer, so a resend is
+// harmless and every document ends in exactly one partition once.
+//
+// trawl run and trawl node feed through this chain with --nameserver;
+// without it, trawl run keeps feeding its embedded index in-process as
+// before (running the name server, a distributor and an indexer inside
+// trawl run is not done).
 package distrib
