@@ -552,6 +552,13 @@ func TestDistribBadInput(t *testing.T) {
 	if a, err := wire.ParseAOR(f.Arg(0)); err != nil || a.Port != c.cdBase[m]+wire.PortExternal {
 		t.Errorf("session %v %v", a, err)
 	}
+	// trawl distributors shows the master, its session and the indexer.
+	code, out, errOut := runTrawl(t, "", "distributors", "--nameserver", c.ns)
+	if code != 0 || !strings.Contains(out, "master "+c.cdAddr(m)) ||
+		!regexp.MustCompile(`distributor \d+ \S+ master sessions 1 load 1`).MatchString(out) ||
+		!strings.Contains(out, "indexer partition 0 of 1") {
+		t.Errorf("trawl distributors: exit %d\n%s\n%s", code, out, errOut)
+	}
 	for _, p := range []*roleProc{c.nsProc, c.cds[m], c.ixs[0]} {
 		select {
 		case <-p.done:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -77,4 +78,60 @@ func runDistributor(ctx context.Context, env *cmdEnv, args []string) error {
 // name server at ns.
 func distribFeeding(ns string, log *slog.Logger) *distrib.Client {
 	return distrib.NewClient(nameserver.NewClient(ns, nil), log.With("role", "distrib-client"))
+}
+
+func init() {
+	register(&command{name: "distributors", summary: "show the content distributors (master, sessions, load) and the indexers (documents)", run: runDistributors})
+}
+
+func runDistributors(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlagSet(env, "distributors", "distributors (--nameserver HOST:PORT | --registry etcd://HOST:PORT,...) [--json]",
+		"Show the feeding chain registered in the name server: which content distributor is master, the sessions\n"+
+			"and load (sessions + operations in flight) of each, and each indexer partition with its document count.")
+	ns := fs.String("nameserver", "", "HOST:PORT of the name server")
+	registry := fs.String("registry", "", "etcd://HOST:PORT[,HOST:PORT...]: etcd as the registry")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	reg, closeReg, err := openRegistry(env, "distributors", *ns, *registry)
+	if err != nil {
+		return err
+	}
+	defer closeReg()
+	cl := &wire.Client{Timeout: 5 * time.Second}
+	defer cl.Close()
+	s, err := distrib.Take(ctx, reg, cl)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	}
+	master := s.Master
+	if master == "" {
+		master = "none"
+	}
+	fmt.Fprintf(env.stdout, "master %s\n", master)
+	for _, d := range s.Distributor {
+		role := "backup"
+		if d.Master {
+			role = "master"
+		}
+		if d.Err != "" {
+			fmt.Fprintf(env.stdout, "distributor %d %s %s: %s\n", d.NodeID, d.Addr, role, d.Err)
+			continue
+		}
+		fmt.Fprintf(env.stdout, "distributor %d %s %s sessions %d load %d\n", d.NodeID, d.Addr, role, d.Sessions, d.Load)
+	}
+	for _, ix := range s.Indexers {
+		if ix.Err != "" {
+			fmt.Fprintf(env.stdout, "indexer %s %s: %s\n", ix.Partition, ix.Addr, ix.Err)
+			continue
+		}
+		fmt.Fprintf(env.stdout, "indexer %s %s documents %d\n", ix.Partition, ix.Addr, ix.Documents)
+	}
+	return nil
 }
