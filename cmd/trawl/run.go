@@ -67,6 +67,7 @@ type runOptions struct {
 	progress   string
 	idleSettle time.Duration
 	nameServer string     // feed through the content distributors (run_search.go)
+	chain      bool       // ... run in this process (run_chain.go)
 	adm        adminFlags // run_admin.go
 }
 
@@ -89,6 +90,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fs.StringVar(&o.keyFile, "key-file", "", keyFileHelp)
 	fs.BoolVar(&o.index, "index", true, "feed the crawled documents into the full-text index under --data (false: crawl only)")
+	fs.BoolVar(&o.chain, "chain", false, "feed through a name server, a content distributor and an indexer run in this process over loopback TCP\n(distributor on base+390/391, indexer on base+400, its index under --data as usual)")
 	fs.StringVar(&o.nameServer, "nameserver", "", "HOST:PORT of a name server: feed the documents through its content distributors and indexers instead of the index under --data")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress line: auto (on a terminal), on, off")

@@ -26,6 +26,7 @@ type indexChain struct {
 	// (the indexers hold the index; there is no local one).
 	remote *distrib.Client
 	ns     string
+	local  *localChain // --chain
 	err    error // opening the index failed
 	log    *slog.Logger
 
@@ -41,6 +42,12 @@ func newIndexChain(o *runOptions, log *slog.Logger) *indexChain {
 	s := &indexChain{log: log}
 	if !o.index {
 		return s // --index=false: crawl only, nothing fed
+	}
+	if o.chain {
+		if s.local, s.err = startLocalChain(o, log); s.err != nil {
+			return s
+		}
+		s.idx, o.nameServer = s.local.idx, s.local.ns
 	}
 	if o.nameServer != "" {
 		s.remote, s.ns = distribFeeding(o.nameServer, log), o.nameServer
@@ -104,6 +111,12 @@ func (s *indexChain) close() {
 	if s.remote != nil {
 		s.remote.Close()
 	}
+	if s.local != nil {
+		if err := s.local.stop(); err != nil {
+			s.log.Warn("stopping the feeding chain", "err", err)
+		}
+		return
+	}
 	if s.idx != nil {
 		if err := s.idx.Close(); err != nil {
 			s.log.Warn("closing the index", "err", err)
@@ -113,7 +126,7 @@ func (s *indexChain) close() {
 
 // printSummary adds the indexing lines to trawl run's summary.
 func (s *indexChain) printSummary(w io.Writer, e *engine) {
-	if s.remote != nil {
+	if s.remote != nil && s.idx == nil {
 		fmt.Fprintf(w, "  %-22s through the content distributors of %s (this run: %d added or updated, %d removed, %d rejected), %d operations waiting\n",
 			"fed", s.ns, s.added.Load(), s.removed.Load(), s.rejected.Load(), e.ns.FeedPending())
 		return

@@ -120,8 +120,10 @@
 // only if its version (the outbox sequence number) is newer, so a resend is
 // harmless and every document ends in exactly one partition once.
 //
-// trawl run and trawl node feed through this chain with --nameserver;
-// without it, trawl run keeps feeding its embedded index in-process as
-// before (running the name server, a distributor and an indexer inside
-// trawl run is not done).
+// trawl run and trawl node feed through this chain with --nameserver.
+// trawl run --chain runs a name server, one distributor and one indexer
+// inside its own process over loopback TCP and feeds through them (the
+// same code as separate processes); without either flag trawl run still
+// feeds its embedded index directly, because the chain's fixed ports
+// (base+390, +391, +400) would collide between runs on one machine.
 package distrib

@@ -76,6 +76,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	return s, nil
 }
 
+// Index is the indexer's index (for a search page in the same process).
+func (s *Server) Index() *index.Index { return s.ix }
+
 // Addr is the listening address.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
