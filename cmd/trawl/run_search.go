@@ -27,7 +27,7 @@ type indexChain struct {
 	remote *distrib.Client
 	ns     string
 	local  *localChain // --chain
-	err    error // opening the index failed
+	err    error       // opening the index failed
 	log    *slog.Logger
 
 	// Indexing counters, from the feeders' callbacks.
