@@ -15,6 +15,8 @@ python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # wget writes the peer WARC the WARC tests compare trawl's with.
 command -v wget >/dev/null 2>&1 || need+=(wget)
+# The content distributors' registry is also tested on etcd.
+command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "test.sh: installing ${need[*]}" >&2
 	if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/trawl/trawl/internal/admin"
+	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/nodesched"
 )
 
@@ -35,6 +36,7 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	keyFile := fs.String("key-file", "", keyFileHelp)
 	listen := fs.String("listen", "", "address of the HTTP interface: XML-RPC admin API, status page, metrics (default 127.0.0.1:<base-port>; \"off\" disables it)")
+	nameServer := fs.String("nameserver", "", "HOST:PORT of the content distributors' name server: feed the documents through them (MS-FSCDFT)")
 	var adm adminFlags
 	adm.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -73,6 +75,11 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 		SourceIP: *sourceIP, KeepAlive: *keepalive}
 	for _, a := range ds {
 		cfg.DS = append(cfg.DS, nodesched.FailoverDialer(append([]string{a}, backups[a]...), "dupserver", *sourceIP, log))
+	}
+	if *nameServer != "" {
+		cl := distribFeeding(*nameServer, log)
+		defer cl.Close()
+		cfg.Feed = &nodesched.FeedConfig{Dial: cl.Dial, Feeder: feed.FeederOptions{Logger: log.With("role", "feeder")}}
 	}
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return err

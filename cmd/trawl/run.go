@@ -70,6 +70,8 @@ type runOptions struct {
 	idleSettle time.Duration
 	serve      bool
 	warcDir    string
+	nameServer string     // feed through the content distributors (run_search.go)
+	chain      bool       // ... run in this process (run_chain.go)
 	adm        adminFlags // run_admin.go
 }
 
@@ -92,6 +94,8 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fs.StringVar(&o.keyFile, "key-file", "", keyFileHelp)
 	fs.BoolVar(&o.index, "index", true, "feed the crawled documents into the full-text index under --data (false: crawl only)")
+	fs.BoolVar(&o.chain, "chain", false, "feed through a name server, a content distributor and an indexer run in this process over loopback TCP\n(distributor on base+390/391, indexer on base+400, its index under --data as usual)")
+	fs.StringVar(&o.nameServer, "nameserver", "", "HOST:PORT of a name server: feed the documents through its content distributors and indexers instead of the index under --data")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress line: auto (on a terminal), on, off")
 	fs.DurationVar(&o.idleSettle, "idle-settle", 1500*time.Millisecond, "with --once: how long the crawl must stay idle to count as complete")
@@ -336,7 +340,7 @@ type engine struct {
 
 func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logger) *engine {
 	e := &engine{log: log, mux: http.NewServeMux(), httpAddr: make(chan net.Addr, 1)}
-	e.search, e.searchErr = feed.OpenLocal(o.data, o.index, log)
+	e.search, e.searchErr = openFeeding(o, log)
 	e.search.Mount(e.mux)
 	switch o.listen {
 	case "off":
@@ -511,7 +515,7 @@ func isTerminal(w io.Writer) bool {
 // feedConfig is the node scheduler's feeding configuration into the
 // local index (nil without one).
 func feedConfig(s *feed.Local) *nodesched.FeedConfig {
-	if s.Index == nil {
+	if s.Dialer() == nil {
 		return nil
 	}
 	return &nodesched.FeedConfig{Dial: s.Dialer(), Feeder: s.FeederOptions()}

@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"github.com/trawl/trawl/internal/admin"
+	"github.com/trawl/trawl/internal/distrib/indexer"
+	"github.com/trawl/trawl/internal/distrib/nameserver"
+	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/index"
 )
 
@@ -31,6 +34,7 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 	from := fs.Int("from", 0, "skip this many results")
 	size := fs.Int("size", 10, fmt.Sprintf("results per page (at most %d)", index.MaxPageSize))
 	serve := fs.String("serve", "", "serve the search page and API on this address (host:port) until interrupted")
+	ns := fs.String("nameserver", "", "HOST:PORT of a name server: query every indexer bound there and merge the results by score")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -43,25 +47,37 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintln(env.stderr, "trawl search: no query (or use --serve ADDR)")
 		return errUsage
 	}
-	dir := *indexDir
-	if dir == "" {
+	var res *index.Results
+	if *ns != "" {
+		if *serve != "" || *site != "" || *typ != "" {
+			fmt.Fprintln(env.stderr, "trawl search: --nameserver takes a query only (no --serve, --site or --type)")
+			return errUsage
+		}
 		var err error
-		if dir, err = crawlIndexDir(*data); err != nil {
+		if res, err = searchIndexers(ctx, *ns, query, *collection, *from, *size); err != nil {
 			return err
 		}
-	}
-	idx, err := index.Open(dir, index.Options{ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	defer idx.Close()
+	} else {
+		dir := *indexDir
+		if dir == "" {
+			var err error
+			if dir, err = crawlIndexDir(*data); err != nil {
+				return err
+			}
+		}
+		idx, err := index.Open(dir, index.Options{ReadOnly: true})
+		if err != nil {
+			return err
+		}
+		defer idx.Close()
 
-	if *serve != "" {
-		return serveSearch(ctx, env, idx, *serve)
-	}
-	res, err := idx.Search(ctx, query, index.SearchOptions{Collection: *collection, Site: *site, Type: *typ, From: *from, Size: *size})
-	if err != nil {
-		return err
+		if *serve != "" {
+			return serveSearch(ctx, env, idx, *serve)
+		}
+		res, err = idx.Search(ctx, query, index.SearchOptions{Collection: *collection, Site: *site, Type: *typ, From: *from, Size: *size})
+		if err != nil {
+			return err
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(env.stdout)
@@ -69,6 +85,23 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 		return enc.Encode(res)
 	}
 	return res.WriteText(env.stdout)
+}
+
+// searchIndexers queries every indexer partition bound in the name server
+// and merges the hits by score.
+func searchIndexers(ctx context.Context, ns, query, collection string, from, size int) (*index.Results, error) {
+	cl := &wire.Client{}
+	defer cl.Close()
+	hits, total, err := indexer.SearchAll(ctx, nameserver.NewClient(ns, cl), cl, query, collection, from+size)
+	if err != nil {
+		return nil, err
+	}
+	if from < len(hits) {
+		hits = hits[from:]
+	} else {
+		hits = nil
+	}
+	return &index.Results{Query: query, Parsed: query, Total: total, From: from, Size: size, Hits: hits}, nil
 }
 
 func serveSearch(ctx context.Context, env *cmdEnv, idx *index.Index, addr string) error {

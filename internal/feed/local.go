@@ -18,9 +18,17 @@ import (
 // looks once the crawl has stopped), the feeders' in-process destination,
 // the counts of what was indexed, and the search page and JSON API.
 type Local struct {
-	// Index is nil when the crawl feeds nothing (--index=false).
+	// Index is nil when the crawl feeds nothing (--index=false) or feeds
+	// a distributed chain whose indexers are elsewhere.
 	Index *index.Index
-	log   *slog.Logger
+	// Remote, when set, is the feeders' destination instead of Index: the
+	// content distributors of a distributed chain, named RemoteName.
+	Remote     Dialer
+	RemoteName string
+	// OnClose run after Close closed the index (stopping an in-process
+	// chain, closing the remote client).
+	OnClose []func() error
+	log     *slog.Logger
 
 	// Indexing counters, from the feeders' callbacks.
 	added, removed, rejected atomic.Int64
@@ -40,8 +48,14 @@ func OpenLocal(data string, enabled bool, log *slog.Logger) (*Local, error) {
 	return s, err
 }
 
-// Dialer is the feeders' destination (nil without an index).
+// NewLocal returns a chain over an index opened elsewhere (nil for none).
+func NewLocal(idx *index.Index, log *slog.Logger) *Local { return &Local{Index: idx, log: log} }
+
+// Dialer is the feeders' destination (nil when nothing is fed).
 func (s *Local) Dialer() Dialer {
+	if s.Remote != nil {
+		return s.Remote
+	}
 	if s.Index == nil {
 		return nil
 	}
@@ -83,11 +97,16 @@ func (s *Local) Mount(mux *http.ServeMux) {
 	mux.Handle("GET /api/search", h)
 }
 
-// Close closes the index (after the crawl has stopped).
+// Close closes the index (after the crawl has stopped), then runs OnClose.
 func (s *Local) Close() {
-	if s.Index != nil {
+	if s.Index != nil && len(s.OnClose) == 0 {
 		if err := s.Index.Close(); err != nil {
 			s.log.Warn("closing the index", "err", err)
+		}
+	}
+	for _, f := range s.OnClose {
+		if err := f(); err != nil {
+			s.log.Warn("stopping the feeding chain", "err", err)
 		}
 	}
 }
@@ -95,6 +114,11 @@ func (s *Local) Close() {
 // WriteSummary writes the indexing line of trawl run's summary; pending
 // are the operations still waiting to be fed.
 func (s *Local) WriteSummary(w io.Writer, pending int) {
+	if s.Remote != nil && s.Index == nil {
+		fmt.Fprintf(w, "  %-22s through the content distributors of %s (this run: %d added or updated, %d removed, %d rejected), %d operations waiting\n",
+			"fed", s.RemoteName, s.added.Load(), s.removed.Load(), s.rejected.Load(), pending)
+		return
+	}
 	if s.Index == nil {
 		return
 	}

@@ -1,0 +1,616 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/trawl/trawl/internal/distrib"
+	"github.com/trawl/trawl/internal/distrib/etcdreg"
+	"github.com/trawl/trawl/internal/distrib/etcdreg/etcdtest"
+	"github.com/trawl/trawl/internal/distrib/indexer"
+	"github.com/trawl/trawl/internal/distrib/nameserver"
+	"github.com/trawl/trawl/internal/distrib/wire"
+	"github.com/trawl/trawl/internal/feed"
+	"github.com/trawl/trawl/internal/index"
+)
+
+// distribBinary is the trawl binary the process tests run, built once
+// without the race detector (the distributors' code runs under it in
+// internal/distrib's own tests): a crawl under the detector is about six
+// times slower.
+var distribBinary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func trawlBinary(t *testing.T) string {
+	t.Helper()
+	distribBinary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "trawl-bin-")
+		if err != nil {
+			distribBinary.err = err
+			return
+		}
+		distribBinary.path = filepath.Join(dir, "trawl")
+		out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", distribBinary.path, ".").CombinedOutput()
+		if err != nil {
+			distribBinary.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if distribBinary.err != nil {
+		t.Fatal(distribBinary.err)
+	}
+	return distribBinary.path
+}
+
+// roleProc is one trawl role running as a separate process, so that it
+// can be killed with SIGKILL.
+type roleProc struct {
+	t    *testing.T
+	args []string
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  strings.Builder
+	done chan struct{}
+	err  error
+}
+
+func startDistribRole(t *testing.T, args ...string) *roleProc {
+	t.Helper()
+	p := &roleProc{t: t, args: args, done: make(chan struct{})}
+	p.cmd = exec.Command(trawlBinary(t), args...)
+	pr, pw := io.Pipe()
+	p.cmd.Stdout, p.cmd.Stderr = pw, pw
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.out.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	go func() {
+		p.err = p.cmd.Wait()
+		pw.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() { p.kill() })
+	return p
+}
+
+func (p *roleProc) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// waitLine waits for a line of output matching re and returns its first
+// group.
+func (p *roleProc) waitLine(re *regexp.Regexp) string {
+	p.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(p.log()); m != nil {
+			return m[1]
+		}
+		select {
+		case <-p.done:
+			p.t.Fatalf("trawl %s exited (%v):\n%s", p.args[0], p.err, p.log())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	p.t.Fatalf("trawl %s: no line matching %s:\n%s", p.args[0], re, p.log())
+	return ""
+}
+
+// kill sends SIGKILL and waits for the process to end.
+func (p *roleProc) kill() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// term stops the process cleanly.
+func (p *roleProc) term() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		p.kill()
+	}
+}
+
+func freeBasePort(t *testing.T, offsets ...int) int {
+	t.Helper()
+	for range 200 {
+		base := 20000 + rand.IntN(30000)
+		ok := true
+		for _, off := range offsets {
+			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(base+off)))
+			if err != nil {
+				ok = false
+				break
+			}
+			l.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no free base port")
+	return 0
+}
+
+// distribChain is a name server, distributors and indexers, each its own
+// process, with short timers.
+type distribChain struct {
+	t        *testing.T
+	ns       string
+	registry []string // --nameserver ADDR or --registry URL
+	nsProc   *roleProc
+	cds      map[int]*roleProc
+	cdBase   map[int]int
+	ixs      []*roleProc
+	ixBase   []int
+	ixData   []string
+	cl       *wire.Client
+}
+
+const distribPing = "300ms"
+
+func newDistribChain(t *testing.T, etcdURL string) *distribChain {
+	c := &distribChain{t: t, cds: map[int]*roleProc{}, cdBase: map[int]int{}, cl: &wire.Client{Timeout: 3 * time.Second}}
+	t.Cleanup(func() { c.cl.Close() })
+	if etcdURL != "" {
+		c.registry = []string{"--registry", etcdURL}
+		return c
+	}
+	c.nsProc = startDistribRole(t, "nameserver", "--listen", "127.0.0.1:0", "--data", t.TempDir(), "--ping-interval", distribPing)
+	c.ns = c.nsProc.waitLine(regexp.MustCompile(`nameserver listening on (\S+)`))
+	c.registry = []string{"--nameserver", c.ns}
+	return c
+}
+
+func (c *distribChain) startCD(id int) *roleProc {
+	if c.cdBase[id] == 0 {
+		c.cdBase[id] = freeBasePort(c.t, wire.PortInternal, wire.PortExternal)
+	}
+	p := startDistribRole(c.t, append([]string{"distributor", "--id", strconv.Itoa(id), "--base-port", strconv.Itoa(c.cdBase[id]),
+		"--host", "127.0.0.1", "--listen", "127.0.0.1", "--ping-master", distribPing, "--check-master", distribPing,
+		"--collection", "demo", "--log-level", "info"}, c.registry...)...)
+	c.cds[id] = p
+	return p
+}
+
+func (c *distribChain) startIndexer(i, n int) *roleProc {
+	for len(c.ixs) <= i {
+		c.ixs = append(c.ixs, nil)
+		c.ixBase = append(c.ixBase, freeBasePort(c.t, indexer.PortOffset))
+		c.ixData = append(c.ixData, c.t.TempDir())
+	}
+	p := startDistribRole(c.t, append([]string{"indexer", "--partition", strconv.Itoa(i), "--partitions", strconv.Itoa(n),
+		"--base-port", strconv.Itoa(c.ixBase[i]), "--host", "127.0.0.1", "--listen", "127.0.0.1", "--data", c.ixData[i],
+		"--rebind", distribPing}, c.registry...)...)
+	p.waitLine(regexp.MustCompile(`indexer partition \d+ of \d+ listening on (\S+)`))
+	c.ixs[i] = p
+	return p
+}
+
+func (c *distribChain) cdAddr(id int) string {
+	return "127.0.0.1:" + strconv.Itoa(c.cdBase[id]+wire.PortInternal)
+}
+
+// masters returns the distributors whose session_factory answers __ping:
+// only a master's does.
+func (c *distribChain) masters() []int {
+	var out []int
+	for id, p := range c.cds {
+		select {
+		case <-p.done:
+			continue
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := c.cl.Call(ctx, c.cdAddr(id), wire.IfaceSessionFactory, wire.MethodPing)
+		cancel()
+		if err == nil {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// waitMaster waits until exactly one distributor is master and it is the
+// one the registry names; it returns its id.
+func (c *distribChain) waitMaster(reg nameserver.Registry, not int) int {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		ms := c.masters()
+		if len(ms) == 1 && ms[0] != not {
+			a, err := reg.Resolve(context.Background(), wire.NameDispatcher, wire.IfaceSessionFactory, wire.VersionSessionFactory)
+			if err == nil && a.Addr() == c.cdAddr(ms[0]) {
+				return ms[0]
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var logs strings.Builder
+	for id, p := range c.cds {
+		fmt.Fprintf(&logs, "--- distributor %d\n%s", id, p.log())
+	}
+	c.t.Fatalf("no single master (other than %d): %v\n%s", not, c.masters(), logs.String())
+	return 0
+}
+
+func (c *distribChain) reg() nameserver.Registry { return nameserver.NewClient(c.ns, c.cl) }
+
+// indexerDocs stops the indexers and returns, per URI of collection coll
+// found among want, how many partitions hold it, and the total count.
+func (c *distribChain) indexerDocs(coll string, want []string) (map[string]int, uint64) {
+	t := c.t
+	for _, p := range c.ixs {
+		p.term()
+	}
+	where := map[string]int{}
+	var total uint64
+	for i, dir := range c.ixData {
+		ix, err := index.Open(filepath.Join(dir, "indexer", "index"), index.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := ix.Count()
+		total += n
+		for _, u := range want {
+			got, err := ix.Lookup(context.Background(), coll, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Found {
+				where[u]++
+				if p := distrib.Partition(u, len(c.ixData)); p != i {
+					t.Errorf("%s is in partition %d, its hash says %d", u, i, p)
+				}
+			}
+		}
+		ix.Close()
+	}
+	return where, total
+}
+
+func (c *distribChain) checkExactlyOnce(coll string, want []string) {
+	t := c.t
+	where, total := c.indexerDocs(coll, want)
+	if total != uint64(len(want)) {
+		t.Errorf("the indexers hold %d documents together; want %d", total, len(want))
+	}
+	bad := 0
+	for _, u := range want {
+		if where[u] != 1 {
+			if bad++; bad <= 10 {
+				t.Errorf("%s is held by %d partitions", u, where[u])
+			}
+		}
+	}
+}
+
+func (c *distribChain) indexerCount(i int) int64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	f, err := c.cl.Call(ctx, "127.0.0.1:"+strconv.Itoa(c.ixBase[i]+indexer.PortOffset), indexer.Object, "count")
+	if err != nil {
+		return -1
+	}
+	return f.Arg(0).I
+}
+
+// startCDs starts distributors 1..n at the same instant.
+func (c *distribChain) startCDs(n int) {
+	for id := 1; id <= n; id++ {
+		c.cdBase[id] = freeBasePort(c.t, wire.PortInternal, wire.PortExternal)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for id := 1; id <= n; id++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := startDistribRole(c.t, append([]string{"distributor", "--id", strconv.Itoa(id), "--base-port", strconv.Itoa(c.cdBase[id]),
+				"--host", "127.0.0.1", "--listen", "127.0.0.1", "--ping-master", distribPing, "--check-master", distribPing,
+				"--collection", "demo", "--log-level", "info"}, c.registry...)...)
+			mu.Lock()
+			c.cds[id] = p
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+}
+
+// TestDistribCrawlKillMaster: a name server, three distributors (started
+// at the same instant: exactly one becomes master) and two indexer
+// partitions, each a separate process, fed by `trawl run --demo
+// --nameserver` crawling a synthetic web of 50 sites. The master is killed
+// with SIGKILL mid-feed: a backup takes over after its missed pings, the
+// crawl's sessions are recreated through it, and at the end the two
+// indexers together hold exactly the crawl store's indexable documents,
+// each once, in the partition of its URI hash. The old master, restarted,
+// becomes a backup.
+func TestDistribCrawlKillMaster(t *testing.T) {
+	c := newDistribChain(t, "")
+	c.startIndexer(0, 2)
+	c.startIndexer(1, 2)
+	c.startCDs(3)
+	reg := c.reg()
+	first := c.waitMaster(reg, 0)
+	data := t.TempDir()
+	const hosts, pages = 50, 4
+	crawl := startDistribRole(t, "run", "--demo", "--data", data, "--demo-hosts", strconv.Itoa(hosts), "--demo-pages", strconv.Itoa(pages),
+		"--nameserver", c.ns, "--listen", "off", "--progress", "off", "--workers", "16")
+	deadline := time.Now().Add(120 * time.Second)
+	for c.indexerCount(0)+c.indexerCount(1) < 20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no documents reached the indexers:\n%s", crawl.log())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	killed := time.Now()
+	c.cds[first].kill()
+	second := c.waitMaster(reg, first)
+	t.Logf("master %d killed; %d took over after %v", first, second, time.Since(killed).Round(time.Millisecond))
+	select {
+	case <-crawl.done:
+	case <-time.After(240 * time.Second):
+		t.Fatalf("the crawl did not end:\n%s", crawl.log())
+	}
+	if crawl.err != nil || !strings.Contains(crawl.log(), " 0 operations waiting") {
+		t.Fatalf("trawl run: %v\n%s", crawl.err, crawl.log())
+	}
+	// The old master comes back: a backup of the new one.
+	c.startCD(first)
+	time.Sleep(1500 * time.Millisecond)
+	if m := c.waitMaster(reg, 0); m != second {
+		t.Errorf("after the old master %d came back, the master is %d, want %d", first, m, second)
+	}
+	if !strings.Contains(c.cds[first].log(), "I am a backup") {
+		t.Errorf("the restarted old master did not become a backup:\n%s", c.cds[first].log())
+	}
+	want, _, _ := indexableDocs(t, data, demoFarm(t, data, hosts, pages))
+	if len(want) < 200 {
+		t.Fatalf("only %d indexable documents", len(want))
+	}
+	c.checkExactlyOnce("demo", want)
+}
+
+// sessionsOn returns the session ids distributor id holds.
+func (c *distribChain) sessionsOn(id int) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	f, err := c.cl.Call(ctx, c.cdAddr(id), wire.IfaceDispatcherNode, "get_sessions")
+	if err != nil {
+		return -1
+	}
+	return len(f.Arg(0).L)
+}
+
+// TestDistribFaults: three content sessions (three feeding targets) spread
+// over three distributor processes, two indexer processes. A backup
+// holding a session is killed with SIGKILL, then an indexer, which is
+// restarted; the feeder keeps every operation until its callback, so the
+// indexers end with every document exactly once.
+func TestDistribFaults(t *testing.T) {
+	c := newDistribChain(t, "")
+	c.startIndexer(0, 2)
+	c.startIndexer(1, 2)
+	c.startCDs(3)
+	reg := c.reg()
+	master := c.waitMaster(reg, 0)
+
+	ob, err := feed.OpenOutbox(t.TempDir(), feed.OutboxOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	cl := distrib.NewClient(reg, nil)
+	defer cl.Close()
+	targets := []feed.Target{{Name: "a", Collection: "demo", Primary: true}, {Name: "b", Collection: "demo", Primary: true}, {Name: "c", Collection: "demo", Primary: true}}
+	// The feeder sends every operation to each of the three targets (three
+	// sessions): 3*n callbacks.
+	const n = 300
+	const calls = 3 * n
+	acked := make(chan feed.Result, calls)
+	f, err := feed.NewFeeder(ob, targets, cl.Dial, feed.FeederOptions{BatchOps: 10, Window: 2,
+		MinBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, OnResult: func(r feed.Result) { acked <- r }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	var want []string
+	for i := 0; i < n; i++ {
+		u := fmt.Sprintf("http://site%02d.example/doc%d", i%50, i)
+		want = append(want, u)
+		op := feed.Operation{Kind: feed.Add, Collection: "demo", URI: u, MIME: "text/html",
+			Title: "document " + strconv.Itoa(i), Text: "text of document " + strconv.Itoa(i)}
+		if err := f.Feed(ctx, op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := 0
+	timeout := time.After(180 * time.Second)
+	backupKilled, indexerKilled := false, false
+	for got < calls {
+		select {
+		case r := <-acked:
+			if r.Err != nil {
+				t.Fatalf("%s rejected: %v", r.URI, r.Err)
+			}
+			got++
+		case <-timeout:
+			t.Fatalf("only %d of %d callbacks", got, calls)
+		}
+		if !backupKilled && got >= calls/5 {
+			for id := range c.cds {
+				if id != master && c.sessionsOn(id) > 0 {
+					t.Logf("killing backup %d holding sessions after %d callbacks", id, got)
+					c.cds[id].kill()
+					backupKilled = true
+					break
+				}
+			}
+		}
+		if backupKilled && !indexerKilled && got >= calls/2 {
+			t.Logf("killing indexer 1 after %d callbacks", got)
+			c.ixs[1].kill()
+			indexerKilled = true
+			go c.startIndexer(1, 2)
+		}
+	}
+	if !backupKilled || !indexerKilled {
+		t.Fatalf("the faults did not happen (backup killed %v, indexer killed %v)", backupKilled, indexerKilled)
+	}
+	if m := c.waitMaster(reg, 0); m != master {
+		t.Errorf("the master changed from %d to %d", master, m)
+	}
+	c.checkExactlyOnce("demo", want)
+}
+
+// TestDistribBadInput: garbage on every listener (name server,
+// distributor base+390 and base+391, indexer) closes that connection and
+// the process keeps serving; a session for an unknown collection raises
+// processing::unknown_collection and a non-zero feeding priority
+// core::unsupported_guarantee_set, from the master's session factory as
+// from a dispatcher_node.
+func TestDistribBadInput(t *testing.T) {
+	c := newDistribChain(t, "")
+	c.startIndexer(0, 1)
+	c.startCDs(1)
+	reg := c.reg()
+	m := c.waitMaster(reg, 0)
+	listeners := []string{c.ns, c.cdAddr(m), "127.0.0.1:" + strconv.Itoa(c.cdBase[m]+wire.PortExternal), "127.0.0.1:" + strconv.Itoa(c.ixBase[0]+indexer.PortOffset)}
+	for _, addr := range listeners {
+		for _, junk := range []string{"GET / HTTP/1.0\r\n\r\n", "DF\x01\x01\xff\xff\xff\xff", "DF\x01\x01\x00\x00\x00\x03\x01\x00\xff"} {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn.Write([]byte(junk))
+			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if n, err := conn.Read(make([]byte, 64)); err == nil {
+				t.Errorf("%s answered garbage %q with %d bytes", addr, junk, n)
+			}
+			conn.Close()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		if _, err := c.cl.Call(ctx, addr, "anything", wire.MethodPing); err != nil && !wire.IsException(err, wire.ExcBadRequest) {
+			t.Errorf("%s after garbage: %v", addr, err)
+		}
+		cancel()
+	}
+	ctx := context.Background()
+	sf := c.cdAddr(m)
+	if _, err := c.cl.Call(ctx, sf, wire.IfaceSessionFactory, "create", wire.Str("nope"), wire.GuaranteeSet(0), wire.I64(0)); !wire.IsException(err, wire.ExcUnknownCollection) {
+		t.Errorf("unknown collection at the master: %v", err)
+	}
+	if _, err := c.cl.Call(ctx, sf, wire.IfaceSessionFactory, "create", wire.Str("demo"), wire.GuaranteeSet(5), wire.I64(0)); !wire.IsException(err, wire.ExcUnsupportedGuarantees) {
+		t.Errorf("feeding priority 5 at the master: %v", err)
+	}
+	if _, err := c.cl.Call(ctx, sf, wire.IfaceDispatcherNode, "create", wire.I64(1), wire.Str("demo"), wire.GuaranteeSet(0), wire.I64(1), wire.Bln(true)); !wire.IsException(err, wire.ExcUnsupportedGuarantees) {
+		t.Errorf("priority 1 at the dispatcher_node: %v", err)
+	}
+	// Still serving: a real session.
+	f, err := c.cl.Call(ctx, sf, wire.IfaceSessionFactory, "create", wire.Str("demo"), wire.GuaranteeSet(0), wire.I64(0))
+	if err != nil {
+		t.Fatalf("create after the bad input: %v", err)
+	}
+	if a, err := wire.ParseAOR(f.Arg(0)); err != nil || a.Port != c.cdBase[m]+wire.PortExternal {
+		t.Errorf("session %v %v", a, err)
+	}
+	// trawl distributors shows the master, its session and the indexer.
+	code, out, errOut := runTrawl(t, "", "distributors", "--nameserver", c.ns)
+	if code != 0 || !strings.Contains(out, "master "+c.cdAddr(m)) ||
+		!regexp.MustCompile(`distributor \d+ \S+ master sessions 1 load 1`).MatchString(out) ||
+		!strings.Contains(out, "indexer partition 0 of 1") {
+		t.Errorf("trawl distributors: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, p := range []*roleProc{c.nsProc, c.cds[m], c.ixs[0]} {
+		select {
+		case <-p.done:
+			t.Errorf("trawl %s exited: %v\n%s", p.args[0], p.err, p.log())
+		default:
+		}
+	}
+}
+
+// TestDistribEtcdTakeover: three distributor processes with etcd (Debian's
+// etcd-server, started on loopback) as the registry: one master; killed
+// with SIGKILL, a backup takes over after its missed pings; restarted, the
+// old master becomes a backup.
+func TestDistribEtcdTakeover(t *testing.T) {
+	ep := etcdtest.Start(t)
+	c := newDistribChain(t, "etcd://"+ep)
+	c.startCDs(3)
+	reg, err := etcdreg.New([]string{"http://" + ep}, etcdreg.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	first := c.waitMaster(reg, 0)
+	killed := time.Now()
+	c.cds[first].kill()
+	second := c.waitMaster(reg, first)
+	t.Logf("master %d killed; %d took over after %v", first, second, time.Since(killed).Round(time.Millisecond))
+	c.startCD(first)
+	time.Sleep(1500 * time.Millisecond)
+	if m := c.waitMaster(reg, 0); m != second {
+		t.Errorf("after the old master %d came back, the master is %d, want %d", first, m, second)
+	}
+	if !strings.Contains(c.cds[first].log(), "I am a backup") {
+		t.Errorf("the restarted old master did not become a backup:\n%s", c.cds[first].log())
+	}
+}
+
+// TestRunChain: trawl run --chain crawls a synthetic web and feeds it
+// through a name server, a content distributor and an indexer in its own
+// process over loopback TCP; the index under --data ends with exactly the
+// crawl store's indexable documents, and trawl search finds them.
+func TestRunChain(t *testing.T) {
+	data := t.TempDir()
+	base := freeBasePort(t, wire.PortInternal, wire.PortExternal, indexer.PortOffset)
+	code, out, errOut := runTrawl(t, "", "run", "--demo", "--chain", "--base-port", strconv.Itoa(base), "--data", data,
+		"--demo-hosts", "4", "--demo-pages", "30", "--progress", "off", "--listen", "off")
+	if code != 0 {
+		t.Fatalf("trawl run --chain: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !regexp.MustCompile(`indexed\s+\d+ documents in the index .*0 operations waiting`).MatchString(out) {
+		t.Errorf("no indexing line in the summary:\n%s", out)
+	}
+	want, _, _ := indexableDocs(t, data, demoFarm(t, data, 4, 30))
+	checkRunIndex(t, data, want)
+}

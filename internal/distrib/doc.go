@@ -1,0 +1,129 @@
+// Package distrib is trawl's content distributor (MS-FSCDFT): the three
+// interfaces of the spec's section 3 on one loop.Machine per distributor,
+// run by loop.Driver over internal/distrib/wire frames, with the name
+// server (internal/distrib/nameserver, or any nameserver.Registry) as the
+// shared registry.
+//
+// # Objects and names
+//
+// Every distributor serves, on base port + 390 (and + 391 for sessions of
+// external clients, which the same machine answers):
+//
+//	processing::session_factory   5.1  only while master: __ping (3.3)
+//	processing::master_dispatcher 5.0  only while master: register_dispatcher(node_id) (3.1)
+//	processing::dispatcher_node   5.1  always: create_session, create, recreate,
+//	                                   destroy_session, remove_sessions, get_sessions, get_load (3.5)
+//
+// The first two are bound as "esp/subsystems/processing/dispatcher", the
+// third as "esp/subsystems/processing/dispatcher/<node_id>". The spec's
+// resolve of a registrant (3.1.4.1) spells it "esp/subsystem/..."; its own
+// bind (3.5.3) and example (4.2.4) use the plural, so the plural is used
+// for both: the singular is a typo. A call to the session_factory or
+// master_dispatcher of a distributor that is not the master raises
+// middleware::unavailable, so a backup's __ping of a demoted master fails.
+// AORs carry object_id "cd<node_id>.<incarnation>", the incarnation being
+// the start time, so a restarted distributor is told from its predecessor.
+//
+// # Election (MS-FSCDFT 3 intro, 3.1.3, 3.3, 3.4)
+//
+// The machine makes every call through its worker (jobs: Resolve, Bind,
+// Unbind, Ping, Register, IndexSession), one election step at a time:
+//
+//  1. bind its dispatcher_node (3.5.3; done first, the order being
+//     implementation specific);
+//  2. resolve session_factory; resolve_exception means no master: bind
+//     session_factory, unbind any stale master_dispatcher, bind
+//     master_dispatcher (session_factory first, 3.1.3), then resolve
+//     master_dispatcher and register_dispatcher with itself;
+//  3. a registered master that answers __ping makes it a backup: resolve
+//     master_dispatcher, register_dispatcher(node_id), then __ping the
+//     master every PingMaster ("check for master", 5 s by default);
+//  4. a registered master that does not answer is watched as a backup
+//     would, counting that failure (spec ambiguity 12);
+//  5. a registered binding at the distributor's own address is its own from
+//     an earlier run: it binds again (bind-if-absent allows the same
+//     address) and is master.
+//
+// Binds are bind-if-absent (see the name server), so two distributors
+// started at the same instant cannot both win step 2: the loser's bind of
+// session_factory raises already_bound, it resolves again and becomes a
+// backup (3.4.3, last sentence).
+//
+// Takeover (3.4.5): after PingFailures (3) successive failed __pings (a
+// success resets the count) the backup re-resolves session_factory; if it
+// finds another distributor there, it pings it once and, when it answers,
+// registers with it as a backup (another backup won); if it finds the dead
+// master (or nothing), it unbinds the old session_factory, binds its own,
+// unbinds the old master_dispatcher too (the spec does not say to, spec
+// ambiguity 14, but the stale binding would block the bind), binds
+// master_dispatcher and registers with itself. The master's "check master
+// status" timer (CheckMaster, 5 s) resolves session_factory; when the
+// binding is not its own any more (3.3.5) it forgets its dispatcher nodes
+// and runs step 2 again, which makes it a backup of the new master. A
+// returning old master does the same from the start. Both timers are
+// configurable (trawl distributor --check-master, --ping-master).
+//
+// # dispatcher_node (3.5.4)
+//
+// create, create_session and recreate check, in this order: the
+// guarantee_set (a cht::core::guarantee_set entity, type 9, holding one
+// cht::core::feeding_priority, type 7, of priority 0, or nothing; checksum
+// -1479218033) and priority 0, else core::unsupported_guarantee_set; the
+// collection against the collection holder (the --collection flags; none
+// accepts every collection), else processing::unknown_collection; then the
+// indexing dispatcher is told (coreprocessing::session_factory create,
+// recreate or close, on every indexer bound under
+// "esp/subsystems/indexing/dispatcher/"), and a refusal there is reported
+// as core::unsupported_guarantee_set. The session goes into the session
+// holder and its AOR (name "esp/subsystems/processing/session/<id>",
+// object_id the id, port +390, or +391 with external_client) is returned;
+// recreate of a session already held returns it. destroy_session of an
+// unknown id does nothing.
+//
+// # Sessions and operations (the [MS-FSCF] part, not public: ours)
+//
+// The master's processing::session_factory has, besides __ping:
+//
+//	create(collection, guarantee_set, priority)         -> session AOR
+//	recreate(session_id, collection, guarantee_set, priority) -> session AOR
+//	close(session_id)                                   -> ()
+//
+// Placement: the master calls get_load on every registered dispatcher node
+// at once, drops a node that does not answer from its dispatcher node
+// state, adds to each load the placements it has under way to that node
+// (so requests that come together spread), and forwards dispatcher_node
+// create (or recreate, same id) with external_client true to the least
+// loaded, ties to the lowest node_id; the chosen node's exceptions reach
+// the client unchanged. A distributor's load is the sessions it holds plus
+// the operations it has sent to indexers and not yet had answered. Session
+// ids are the master's node_id in bits 48-62, its incarnation's low 24 bits
+// in bits 24-47 and a counter below, so ids from two masters do not meet.
+//
+// A session carries processing::session process(session_id, [operation])
+// on the distributor's +391 port: each operation is a feed.Operation in its
+// own encoding; the distributor sends it to the indexer of partition
+// Partition(URI, N) (FNV-1a 64 of the URI, modulo the partition count N
+// the indexers announce in their object_id), one call per partition, and
+// answers with one [seq, error, rejected] per operation: every operation
+// gets exactly one result. An operation for another collection than the
+// session's is rejected; no indexer for its partition, or an indexer that
+// fails, makes it a retryable error. A process for an unknown session
+// raises processing::unknown_session.
+//
+// The content client (Client, a feed.Dialer) resolves the master through
+// the registry at each dial, asks it for a session, and turns each result
+// into the operation's callback. The feeder keeps every operation in its
+// outbox until then; a failed call (the distributor died) fails the
+// session: the feeder closes it, dials again after its backoff, the client
+// asks the (perhaps new) master to recreate the same session id, and the
+// feeder sends again what had no callback. The index applies an operation
+// only if its version (the outbox sequence number) is newer, so a resend is
+// harmless and every document ends in exactly one partition once.
+//
+// trawl run and trawl node feed through this chain with --nameserver.
+// trawl run --chain runs a name server, one distributor and one indexer
+// inside its own process over loopback TCP and feeds through them (the
+// same code as separate processes); without either flag trawl run still
+// feeds its embedded index directly, because the chain's fixed ports
+// (base+390, +391, +400) would collide between runs on one machine.
+package distrib

@@ -1,0 +1,130 @@
+package indexer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/trawl/trawl/internal/distrib/nameserver"
+	"github.com/trawl/trawl/internal/distrib/wire"
+	"github.com/trawl/trawl/internal/index"
+	"github.com/trawl/trawl/internal/loop"
+)
+
+// ServerConfig configures an indexer process.
+type ServerConfig struct {
+	// Listen is the host to listen on; the port is BasePort+400.
+	Listen   string
+	Host     string
+	BasePort int
+	// Dir holds the index (Dir/index).
+	Dir                   string
+	Partition, Partitions int
+	Registry              nameserver.Registry
+	RebindInterval        time.Duration
+	Logger                *slog.Logger
+}
+
+// Server runs an indexer on TCP.
+type Server struct {
+	ix  *index.Index
+	ln  net.Listener
+	drv *loop.Driver[*wire.Frame]
+	m   *Machine
+}
+
+// NewServer opens the index and the listener.
+func NewServer(cfg ServerConfig) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Partitions <= 0 || cfg.Partition < 0 || cfg.Partition >= cfg.Partitions {
+		return nil, fmt.Errorf("indexer: partition %d of %d", cfg.Partition, cfg.Partitions)
+	}
+	ix, err := index.Open(filepath.Join(cfg.Dir, "index"), index.Options{Create: true})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Listen, strconv.Itoa(cfg.BasePort+PortOffset)))
+	if err != nil {
+		ix.Close()
+		return nil, fmt.Errorf("indexer: %w", err)
+	}
+	m := New(Config{Partition: cfg.Partition, Partitions: cfg.Partitions, Host: cfg.Host, Port: ln.Addr().(*net.TCPAddr).Port,
+		RebindInterval: cfg.RebindInterval})
+	tick := cfg.RebindInterval / 2
+	if tick <= 0 || tick > time.Second {
+		tick = time.Second
+	}
+	s := &Server{ix: ix, ln: ln, m: m}
+	s.drv = loop.New(loop.Config[*wire.Frame]{
+		Name:         "indexer",
+		Machine:      m,
+		Listeners:    map[string]loop.Listener[*wire.Frame]{"indexer": loop.NetListener[*wire.Frame](ln, wire.Codec{}, loop.StreamConfig{})},
+		Worker:       Work(ix, cfg.Registry.Bind),
+		MaxWork:      256,
+		TickInterval: tick,
+		Logger:       cfg.Logger,
+	})
+	cfg.Logger.Info("indexer: listening", "addr", ln.Addr().String(), "partition", cfg.Partition, "partitions", cfg.Partitions)
+	return s, nil
+}
+
+// Index is the indexer's index (for a search page in the same process).
+func (s *Server) Index() *index.Index { return s.ix }
+
+// Addr is the listening address.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Run serves until ctx ends, then closes the index.
+func (s *Server) Run(ctx context.Context) error {
+	err := s.drv.Run(ctx)
+	if cerr := s.ix.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// SearchAll queries every indexer bound in reg and merges the hits by
+// score (ties by URL): the first size hits of the union, and the sum of
+// the totals. An indexer that does not answer is an error: a partial
+// answer would silently miss a partition.
+func SearchAll(ctx context.Context, reg nameserver.Registry, cl *wire.Client, query, collection string, size int) ([]index.Hit, uint64, error) {
+	aors, err := reg.List(ctx, wire.NameIndexPrefix)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(aors) == 0 {
+		return nil, 0, fmt.Errorf("indexer: no indexer is registered")
+	}
+	var hits []index.Hit
+	var total uint64
+	for _, a := range aors {
+		f, err := cl.Call(ctx, a.Addr(), Object, "search", wire.Str(query), wire.Str(collection), wire.I64(int64(size)))
+		if err != nil {
+			return nil, 0, fmt.Errorf("indexer %s (%s): %w", a.Name, a.Addr(), err)
+		}
+		var hs []index.Hit
+		if err := json.Unmarshal(f.Arg(1).B, &hs); err != nil {
+			return nil, 0, fmt.Errorf("indexer %s: bad hits: %w", a.Name, err)
+		}
+		hits = append(hits, hs...)
+		total += uint64(f.Arg(0).I)
+	}
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].Score != hits[j].Score {
+			return hits[i].Score > hits[j].Score
+		}
+		return hits[i].URL < hits[j].URL
+	})
+	if len(hits) > size {
+		hits = hits[:size]
+	}
+	return hits, total, nil
+}

@@ -1,0 +1,92 @@
+package nameserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/trawl/trawl/internal/distrib/wire"
+	"github.com/trawl/trawl/internal/loop"
+)
+
+// ServerConfig configures a Server.
+type ServerConfig struct {
+	// Listen is the address to listen on (base port + 4).
+	Listen string
+	// Dir holds bindings.log.
+	Dir          string
+	PingInterval time.Duration
+	PingFailures int
+	Logger       *slog.Logger
+}
+
+// Server runs the name server machine on TCP.
+type Server struct {
+	cfg   ServerConfig
+	ln    net.Listener
+	store *Store
+	drv   *loop.Driver[*wire.Frame]
+	m     *Machine
+}
+
+// NewServer opens the store and the listener.
+func NewServer(cfg ServerConfig) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	st, bindings, err := OpenStore(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("nameserver: %w", err)
+	}
+	m := New(Config{PingInterval: cfg.PingInterval, PingFailures: cfg.PingFailures, Bindings: bindings})
+	// A ping fails when refused, closed, or not answered within the
+	// interval (at least 2 s, so a busy machine is not taken for dead).
+	timeout := max(cfg.PingInterval, 2*time.Second)
+	pinger := &wire.Client{Timeout: timeout}
+	s := &Server{cfg: cfg, ln: ln, store: st, m: m}
+	s.drv = loop.New(loop.Config[*wire.Frame]{
+		Name:      "nameserver",
+		Machine:   m,
+		Listeners: map[string]loop.Listener[*wire.Frame]{"ns": loop.NetListener[*wire.Frame](ln, wire.Codec{}, loop.StreamConfig{})},
+		Storage:   st,
+		Worker: loop.WorkerFunc(func(ctx context.Context, spec any) (any, error) {
+			p := spec.(PingJob)
+			_, err := pinger.Call(ctx, p.Addr, p.Type, wire.MethodPing)
+			return nil, err
+		}),
+		TickInterval: tickOf(cfg.PingInterval),
+		Logger:       cfg.Logger,
+	})
+	cfg.Logger.Info("nameserver: listening", "addr", ln.Addr().String(), "bindings", len(bindings))
+	return s, nil
+}
+
+func tickOf(ping time.Duration) time.Duration {
+	if ping > 0 && ping < time.Second {
+		return ping / 2
+	}
+	return time.Second
+}
+
+// Addr is the listening address.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Run serves until ctx ends.
+func (s *Server) Run(ctx context.Context) error {
+	defer s.store.Close()
+	return s.drv.Run(ctx)
+}
+
+// Bindings returns the current bindings (read on the machine's goroutine).
+func (s *Server) Bindings(ctx context.Context) ([]wire.AOR, error) {
+	var out []wire.AOR
+	err := s.drv.Do(ctx, func(time.Time) { out = s.m.Bindings() })
+	return out, err
+}
