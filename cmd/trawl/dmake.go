@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/trawl/trawl/internal/dmake"
+)
+
+func init() {
+	register(&command{name: "dmake", summary: "run a distributed make worker or build master (MS-FSFDMW)", run: runDmake})
+}
+
+func runDmake(ctx context.Context, env *cmdEnv, args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "worker":
+			return runDmakeWorker(ctx, env, args[1:])
+		case "run", "master":
+			return runDmakeMaster(ctx, env, args[1:])
+		}
+	}
+	fmt.Fprintf(env.stderr, "usage: trawl dmake worker --base-port N --data DIR [flags]\n       trawl dmake run BUILDFILE --worker HOST:PORT... [flags]\n")
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		return exitError{0}
+	}
+	return errUsage
+}
+
+func runDmakeWorker(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlagSet(env, "dmake worker", "dmake worker [--base-port N | --listen ADDR] [--data DIR] [--allow CIDR]... [--allow-shell]",
+		"Run a distributed make worker (MS-FSFDMW protocol client): it listens on base+310 for a master,\n"+
+			"runs the tasks the master sends inside --data, and moves files to other workers when told.\n"+
+			"Shell tasks run only the table programs (trawl table ...) unless --allow-shell is given.")
+	basePort := fs.Int("base-port", 13000, "base port; the worker listens on base+310")
+	listen := fs.String("listen", "", "address to listen on (default 127.0.0.1:base+310)")
+	data := fs.String("data", "./data", "directory the worker works in")
+	var allow repeated
+	fs.Var(&allow, "allow", "CIDR prefix or address masters may connect from (repeatable; default: loopback only)")
+	allowShell := fs.Bool("allow-shell", false, "let shell tasks run any program, not only the table programs")
+	diskCheck := fs.Duration("disk-check", 10*time.Second, "how often free disk space is checked against the disk limit")
+	cut := fs.Int64("fault-cut-transfer", 0, "fault injection: cut the first outgoing transfer after this many bytes")
+	freeFile := fs.String("fault-free-mb-file", "", "fault injection: read the free disk space (MB) from this file when it exists")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.stderr, "trawl dmake worker: unexpected argument %q\n", fs.Arg(0))
+		return errUsage
+	}
+	log, err := newLogger(env.stderr, *logLevel)
+	if err != nil {
+		return err
+	}
+	addr := *listen
+	if addr == "" {
+		port := *basePort + dmake.PortOffset
+		if port <= 0 || port > 65535 {
+			fmt.Fprintf(env.stderr, "trawl dmake worker: --base-port %d gives port %d\n", *basePort, port)
+			return errUsage
+		}
+		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	}
+	o := dmake.WorkerOptions{Addr: addr, Dir: *data, Allow: allow, AllowShell: *allowShell, Logger: log,
+		DiskCheck: *diskCheck, CutTransfer: *cut, Version: version,
+		Ready: func(a string) { fmt.Fprintf(env.stdout, "listening %s\n", a) }}
+	if *freeFile != "" {
+		o.FreeSpace = dmake.FreeSpaceFromFile(*freeFile)
+	}
+	return dmake.RunWorker(ctx, o)
+}
+
+func runDmakeMaster(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlagSet(env, "dmake run", "dmake run BUILDFILE --worker HOST:PORT... [flags]",
+		"Run a build (the build-file format is in internal/dmake's documentation) on the workers named\n"+
+			"with --worker, in order: worker 0 is the first --worker. Exits 0 when every target ran and\n"+
+			"every kept file is in place. A restarted master runs the whole build again.")
+	var workers repeated
+	fs.Var(&workers, "worker", "HOST:PORT of a worker (repeatable; the name server registry does not exist yet)")
+	hb := fs.Duration("heartbeat", dmake.DefaultHeartbeatPeriod, "period of request_heartbeat (less than 60s)")
+	hbTimeout := fs.Duration("heartbeat-timeout", dmake.DefaultHeartbeatTimeout, "silence after which a worker's work is given to others")
+	slots := fs.Int("slots", 2, "targets a worker runs at once")
+	compress := fs.Bool("compress", false, "zlib-compress file transfers")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	// The build file may come before or after the flags.
+	var file string
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		file, args = args[0], args[1:]
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if file == "" && fs.NArg() == 1 {
+		file = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		fmt.Fprintf(env.stderr, "trawl dmake run: unexpected argument %q\n", fs.Arg(0))
+		return errUsage
+	}
+	if file == "" || len(workers) == 0 {
+		fmt.Fprintf(env.stderr, "trawl dmake run: needs a build file and at least one --worker\n")
+		return errUsage
+	}
+	if *hb <= 0 || *hb >= time.Minute {
+		fmt.Fprintf(env.stderr, "trawl dmake run: --heartbeat must be between 0 and 60s\n")
+		return errUsage
+	}
+	log, err := newLogger(env.stderr, *logLevel)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	b, err := dmake.ParseBuild(f, len(workers))
+	f.Close()
+	if err != nil {
+		return err
+	}
+	return dmake.RunMaster(ctx, dmake.MasterOptions{Logger: log, MasterConfig: dmake.MasterConfig{
+		Workers: workers, Build: b, HeartbeatPeriod: *hb, HeartbeatTimeout: *hbTimeout, Slots: *slots, Compress: *compress}})
+}
