@@ -54,6 +54,11 @@ type Options struct {
 	MemTableSize uint64
 	// Logger receives Pebble's messages (default: discarded below Warn).
 	Logger *slog.Logger
+	// ReadOnly opens the database for reading only: no compactions, no
+	// flush of the replayed log, and every write fails (readers such as
+	// the web analyzer's link dump). Pebble still takes the directory's
+	// lock, so the crawl owning the store must not be running.
+	ReadOnly bool
 }
 
 // Store is an open crawl store. It is safe for concurrent use; a Batch is not.
@@ -97,6 +102,7 @@ func Open(dir string, o Options) (*Store, error) {
 		o.MemTableSize = DefaultMemTableSize
 	}
 	po.MemTableSize = o.MemTableSize
+	po.ReadOnly = o.ReadOnly
 	lg := o.Logger
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
