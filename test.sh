@@ -11,6 +11,8 @@ need=()
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 # The search page is checked in a real headless browser.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# The web analyzer's static rank is checked against python-igraph's PageRank.
+{ python3 -c 'import igraph' || /usr/bin/python3 -c 'import igraph'; } >/dev/null 2>&1 || need+=(python3-igraph)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "test.sh: installing ${need[*]}" >&2
 	if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi

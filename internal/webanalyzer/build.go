@@ -14,6 +14,7 @@ const (
 	OutRank     = "rank.final"     // URLHASH RANK D, sorted by URLHASH
 	OutSiteRank = "siterank.final" // URLHASH-or-"site://SITE" SITERANK
 	OutAnchors  = "anchors.final"  // TO TO-RANK LAFREQ LARANK AFREQ ARANK ANCHORTEXT
+	OutLinks    = "links.final"    // FROM TO ANCHORTEXT: the normalized links, sorted by FROM
 )
 
 // Compacted returns the name of the compacted form of an input table, as a
@@ -57,7 +58,7 @@ func (o *BuildOptions) defaults() {
 
 // Kept lists the files a build keeps on worker 0.
 func Kept() []string {
-	out := []string{OutRank, OutSiteRank, OutAnchors}
+	out := []string{OutRank, OutSiteRank, OutAnchors, OutLinks}
 	for _, t := range StateTables {
 		out = append(out, Compacted(t))
 	}
@@ -150,13 +151,13 @@ func BuildFile(o BuildOptions) (string, int, error) {
 		"reduce -i c.urieq.0:3:2 -o ubc:0:1 -l wamakefileutils.urieq_by_class_prep")
 	w.target("normalize_link", []string{"lbt.s", "ubc.0"}, []string{"lnorm.0"},
 		"merge -i lbt.s:3:2 -i ubc.0:2:2 -o lnorm:0:1 -l wamakefileutils.normalize_link")
-	w.sortT("sort_links_norm", "-k1,1", []string{"lnorm.0"}, "ln.s")
+	w.sortT("sort_links_norm", "-k1,1", []string{"lnorm.0"}, OutLinks)
 	// Static rank.
 	P := o.Partitions
-	w.target("extract_links", []string{"ln.s"}, parts("rls", P),
-		fmt.Sprintf("reduce -i ln.s:3:1 -o rls:1:%d -l wamakefileutils.extract_links", P))
-	w.target("initial_rank", []string{"ln.s"}, parts("ir", P),
-		fmt.Sprintf("reduce -i ln.s:3:1 -o ir:1:%d -l wamakefileutils.initial_rank --funcvars=%s", P, fv))
+	w.target("extract_links", []string{OutLinks}, parts("rls", P),
+		fmt.Sprintf("reduce -i "+OutLinks+":3:1 -o rls:1:%d -l wamakefileutils.extract_links", P))
+	w.target("initial_rank", []string{OutLinks}, parts("ir", P),
+		fmt.Sprintf("reduce -i "+OutLinks+":3:1 -o ir:1:%d -l wamakefileutils.initial_rank --funcvars=%s", P, fv))
 	w.target("rank_no_links", []string{Compacted(TableNoLinks)}, parts("nr", P),
 		fmt.Sprintf("reduce -i c.no_links.0:3:1 -o nr:1:%d -l webanalyzer.rank_one --funcvars=%s", P, fv))
 	rank := func(r, p int) string { return fmt.Sprintf("R%dp%d.0", r, p) }
@@ -192,8 +193,8 @@ func BuildFile(o BuildOptions) (string, int, error) {
 	w.target("do_siterank", []string{"rbs.s"}, []string{"sr.0"}, "reduce -i rbs.s:3:1 -o sr:0:1 -l wamakefileutils.do_siterank")
 	w.sortT("siterank_final", "-k1,1", []string{"sr.0"}, OutSiteRank)
 	// Anchor text: the links between sites, with the ranks of their ends.
-	w.target("merge_fromsite", []string{"ln.s", Compacted(TableSiteMap)}, []string{"lfs.0"},
-		"merge -i ln.s:3:1 -i c.sitemap.0:2:1 -o lfs:0:1 -l wamakefileutils.compact_links_and_merge_fromsite -r")
+	w.target("merge_fromsite", []string{OutLinks, Compacted(TableSiteMap)}, []string{"lfs.0"},
+		"merge -i "+OutLinks+":3:1 -i c.sitemap.0:2:1 -o lfs:0:1 -l wamakefileutils.compact_links_and_merge_fromsite -r")
 	w.sortT("sort_fromsite", "-k3,3", []string{"lfs.0"}, "lfs.s")
 	w.target("filter_intra", []string{"lfs.s", Compacted(TableSiteMap)}, []string{"inter.0"},
 		"merge -i lfs.s:4:3 -i c.sitemap.0:2:1 -o inter:0:1 -l wamakefileutils.filter_intra_and_merge_tosite")
