@@ -245,7 +245,7 @@ func (e *Executor) shellWait(j JobShellWait) (any, error) {
 }
 
 func (e *Executor) heartbeat(j JobHeartbeat) (any, error) {
-	f := HeartbeatFacts{Spec: j}
+	f := HeartbeatFacts{}
 	free, err := e.freeSpace(j.Dir)
 	if err == nil {
 		f.DiskMB = free >> 20

@@ -84,11 +84,15 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 	})
 	m := NewWorker(WorkerConfig{Root: root, Env: os.Environ(), PID: os.Getpid(), AllowShell: o.AllowShell,
 		DiskCheck: o.DiskCheck, Version: o.Version})
+	tick := time.Second
+	if o.DiskCheck > 0 && o.DiskCheck < tick {
+		tick = o.DiskCheck
+	}
 	ex := &Executor{Self: self, ListenHost: host, FreeSpace: o.FreeSpace, CutTransfer: o.CutTransfer}
 	d := loop.New(loop.Config[Message]{
 		Name: "dmake worker", Machine: m, Logger: log,
 		Listeners: map[string]loop.Listener[Message]{"master": loop.NetListener[Message](ln, Codec{}, loop.StreamConfig{})},
-		Worker:    ex, MaxWork: 4096, TickInterval: time.Second,
+		Worker:    ex, MaxWork: 4096, TickInterval: tick,
 	})
 	log.Info("dmake worker listening", "addr", ln.Addr().String(), "dir", root)
 	if o.Ready != nil {

@@ -2,7 +2,6 @@ package dmake
 
 import (
 	"bufio"
-	"bytes"
 	"compress/zlib"
 	"context"
 	"errors"
@@ -78,10 +77,10 @@ func (e *Executor) sinkReceive(ctx context.Context, j JobSinkReceive) (any, erro
 	if _, err := io.ReadFull(conn, key); err != nil {
 		return nil, fmt.Errorf("dmake: netsink reading the key: %w", err)
 	}
-	if !bytes.Equal(key, j.Transfer) {
+	if string(key) != j.Transfer {
 		return SinkDone{Mismatch: true}, nil
 	}
-	if _, err := conn.Write(j.Transfer); err != nil {
+	if _, err := io.WriteString(conn, j.Transfer); err != nil {
 		return nil, fmt.Errorf("dmake: netsink echoing the key: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(j.Path), 0o755); err != nil {
@@ -181,14 +180,14 @@ func (e *Executor) sourceSend(ctx context.Context, j JobSourceSend) (any, error)
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	if _, err := conn.Write(j.Transfer); err != nil {
+	if _, err := io.WriteString(conn, j.Transfer); err != nil {
 		return nil, fmt.Errorf("dmake: netsource sending the key: %w", err)
 	}
 	echo := make([]byte, len(j.Transfer))
 	if _, err := io.ReadFull(conn, echo); err != nil {
 		return nil, fmt.Errorf("dmake: netsource reading the key: %w", err)
 	}
-	if !bytes.Equal(echo, j.Transfer) {
+	if string(echo) != j.Transfer {
 		return nil, errors.New("dmake: netsource: the netsink echoed another key")
 	}
 	cw := &countingWriter{w: conn}

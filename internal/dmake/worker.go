@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"sort"
 	"strconv"
 	"time"
 
@@ -68,12 +69,15 @@ type wconn struct {
 	diskLimitMB int64
 	tasks       map[string]*wtask
 	wantAck     bool
+	simpleQ     []queuedSimple
+	simpleBusy  bool
 }
 
 type jobRef struct {
 	peer loop.Peer
 	task string
 	kind string
+	hb   JobHeartbeat
 }
 
 // Worker is the protocol client's machine (3.3): one per worker process,
@@ -90,6 +94,7 @@ type Worker struct {
 	nextDisk time.Time
 	diskJob  bool
 	freeMB   int64 // last measurement, -1 unknown
+	low      bool  // freeMB is below some connection's limit
 }
 
 // NewWorker returns a worker machine.
@@ -129,8 +134,13 @@ func (w *Worker) Step(ev loop.Event[Message]) {
 			return
 		}
 		w.log(slog.LevelInfo, "master disconnected; aborting its tasks", "peer", ev.Peer, "tasks", len(c.tasks))
+		ids := make([]string, 0, len(c.tasks))
 		for id := range c.tasks {
-			w.Pending.Work = append(w.Pending.Work, loop.Job{ID: 0, Spec: JobRelease{Key: TaskKey{ev.Peer, id}}})
+			ids = append(ids, id)
+		}
+		sort.Slice(ids, func(i, j int) bool { return len(ids[i]) < len(ids[j]) || len(ids[i]) == len(ids[j]) && ids[i] < ids[j] })
+		for _, id := range ids {
+			w.job(ev.Peer, id, "ignore", JobRelease{Key: TaskKey{ev.Peer, id}})
 		}
 		delete(w.conns, ev.Peer)
 	case loop.Received:
@@ -291,7 +301,7 @@ func (w *Worker) newTask(p loop.Peer, c *wconn, m *Message) string {
 		w.sendLine(p, CmdError, id, "task identifier already in use")
 		return ""
 	}
-	if w.freeMB >= 0 && w.freeMB < c.diskLimitMB {
+	if w.freeMB >= 0 && w.freeMB < c.diskLimitMB && m.Name != CmdRemoveFiles { // removing frees space
 		w.sendLine(p, CmdError, id, fmt.Sprintf("free disk %d MB below the limit %d MB", w.freeMB, c.diskLimitMB))
 		return ""
 	}
@@ -364,12 +374,14 @@ func (w *Worker) checkDisk(p loop.Peer, c *wconn) {
 	}
 	running := 0
 	for _, t := range c.tasks {
-		if !t.finished {
+		if !t.finished && !t.aborting {
 			running++
 			w.abortTask(p, t)
 		}
 	}
-	w.log(slog.LevelWarn, "free disk below the limit: aborting every running task", "free_mb", w.freeMB, "limit_mb", c.diskLimitMB, "tasks", running)
+	if running > 0 {
+		w.log(slog.LevelWarn, "aborting every running task: free disk below the limit", "free_mb", w.freeMB, "limit_mb", c.diskLimitMB, "tasks", running)
+	}
 }
 
 func (w *Worker) pollTask(p loop.Peer, c *wconn, m *Message, now time.Time) {
@@ -418,7 +430,10 @@ func (w *Worker) requestHeartbeat(p loop.Peer, c *wconn, m *Message) {
 		}
 		spec.ID, spec.HasID = n, true
 	}
-	w.job(p, "", "heartbeat", spec)
+	id := w.job(p, "", "heartbeat", spec)
+	ref := w.jobs[id]
+	ref.hb = spec
+	w.jobs[id] = ref
 }
 
 // HeartbeatInfo builds the heartbeat_info dictionary (2.2.3.2).
@@ -451,8 +466,19 @@ func (w *Worker) result(ev loop.Event[Message]) {
 			return
 		}
 		w.freeMB = ev.Result.(int64) >> 20
-		for p, c := range w.conns {
+		low := false
+		for _, p := range sortedPeers(w.conns) {
+			c := w.conns[p]
+			low = low || w.freeMB < c.diskLimitMB
 			w.checkDisk(p, c)
+		}
+		if low != w.low {
+			w.low = low
+			if low {
+				w.log(slog.LevelWarn, "free disk below the limit: new tasks are refused", "free_mb", w.freeMB)
+			} else {
+				w.log(slog.LevelInfo, "free disk above the limit again", "free_mb", w.freeMB)
+			}
 		}
 		return
 	}
@@ -466,17 +492,18 @@ func (w *Worker) result(ev loop.Event[Message]) {
 		if ev.Err != nil {
 			w.log(slog.LevelWarn, "heartbeat facts", "err", ev.Err)
 		}
-		spec := facts.Spec
-		b, _ := marshal.Encode(HeartbeatInfo(spec, w.cfg.PID, facts))
+		b, _ := marshal.Encode(HeartbeatInfo(ref.hb, w.cfg.PID, facts))
 		w.send(ref.peer, &Message{Name: CmdHeartbeat, Args: [][]byte{b}})
 		return
 	case "simple":
+		c.simpleBusy = false
 		if ev.Err != nil {
 			w.fail(ref.peer, ref.task, "%v", ev.Err)
-			return
+		} else {
+			data, _ := ev.Result.([]byte)
+			w.send(ref.peer, &Message{Name: CmdSimpleResponse, Args: [][]byte{[]byte(ref.task)}, Data: data})
 		}
-		data, _ := ev.Result.([]byte)
-		w.send(ref.peer, &Message{Name: CmdSimpleResponse, Args: [][]byte{[]byte(ref.task)}, Data: data})
+		w.nextSimple(ref.peer, c)
 		return
 	}
 	t := c.tasks[ref.task]
@@ -504,4 +531,13 @@ func indexByte(s string, c byte) int {
 		}
 	}
 	return -1
+}
+
+func sortedPeers[V any](m map[loop.Peer]V) []loop.Peer {
+	out := make([]loop.Peer, 0, len(m))
+	for p := range m {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }

@@ -45,7 +45,7 @@ type (
 	JobSinkReceive struct {
 		Key      TaskKey
 		Path     string
-		Transfer []byte
+		Transfer string
 		Compress bool
 	}
 	// JobSourceStat measures the file to send (Result: int64, its size).
@@ -59,7 +59,7 @@ type (
 		Key      TaskKey
 		Path     string
 		Addr     string
-		Transfer []byte
+		Transfer string
 		Compress bool
 	}
 	// JobRemove removes files (Result: nil).
@@ -96,7 +96,6 @@ type SinkDone struct {
 
 // HeartbeatFacts is what a heartbeat reports.
 type HeartbeatFacts struct {
-	Spec               JobHeartbeat
 	DiskMB             int64
 	TmpBytes, TmpFiles int64
 }
@@ -307,6 +306,16 @@ func (w *Worker) simpleCommand(p loop.Peer, c *wconn, m *Message) {
 			resolved = append(resolved, a) // the path-token is a string
 			continue
 		}
+		if strings.HasPrefix(cmd, "create_builddirs") && i > 0 {
+			// build-dir, input-dir and tmp-dir are names inside parent-dir
+			// (tmp-dir inside build-dir).
+			if a = Slashes(a); path.IsAbs(a) || hasDotDot(a) {
+				w.fail(p, id, "%s: %q must be a relative name", cmd, a)
+				return
+			}
+			resolved = append(resolved, a)
+			continue
+		}
 		r, err := w.resolve(c, a)
 		if err != nil {
 			w.fail(p, id, "%v", err)
@@ -314,7 +323,25 @@ func (w *Worker) simpleCommand(p loop.Peer, c *wconn, m *Message) {
 		}
 		resolved = append(resolved, r)
 	}
-	w.job(p, id, "simple", JobSimple{Cmd: cmd, Args: resolved})
+	// simple_command runs synchronously (3.3.5.2.5): one at a time per
+	// connection, in the order received.
+	c.simpleQ = append(c.simpleQ, queuedSimple{id: id, job: JobSimple{Cmd: cmd, Args: resolved}})
+	w.nextSimple(p, c)
+}
+
+type queuedSimple struct {
+	id  string
+	job JobSimple
+}
+
+func (w *Worker) nextSimple(p loop.Peer, c *wconn) {
+	if c.simpleBusy || len(c.simpleQ) == 0 {
+		return
+	}
+	q := c.simpleQ[0]
+	c.simpleQ = c.simpleQ[1:]
+	c.simpleBusy = true
+	w.job(p, q.id, "simple", q.job)
 }
 
 func firstOr(a []string) string {
@@ -372,7 +399,7 @@ func (w *Worker) taskResult(p loop.Peer, c *wconn, t *wtask, kind string, ev loo
 		t.port = ev.Result.(int)
 		t.slotted = true
 		w.sendLine(p, CmdSlot, TypeNetsink, t.id, strconv.Itoa(t.port))
-		t.job = w.job(p, t.id, "sink-receive", JobSinkReceive{Key: key, Path: t.path, Transfer: t.key, Compress: t.compress})
+		t.job = w.job(p, t.id, "sink-receive", JobSinkReceive{Key: key, Path: t.path, Transfer: string(t.key), Compress: t.compress})
 	case "sink-receive":
 		d := ev.Result.(SinkDone)
 		if d.Mismatch {
@@ -387,7 +414,7 @@ func (w *Worker) taskResult(p loop.Peer, c *wconn, t *wtask, kind string, ev loo
 		t.slotted = true
 		w.sendLine(p, CmdSlot, TypeNetsource, t.id, strconv.FormatInt(ev.Result.(int64), 10))
 		addr := t.host + ":" + strconv.Itoa(t.port)
-		t.job = w.job(p, t.id, "source-send", JobSourceSend{Key: key, Path: t.path, Addr: addr, Transfer: t.key, Compress: t.compress})
+		t.job = w.job(p, t.id, "source-send", JobSourceSend{Key: key, Path: t.path, Addr: addr, Transfer: string(t.key), Compress: t.compress})
 	case "source-send":
 		t.progress = ev.Result.(int64)
 		w.finish(p, c, t, StatusCompleted, strconv.FormatInt(t.progress, 10))

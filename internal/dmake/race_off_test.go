@@ -1,0 +1,5 @@
+//go:build !race
+
+package dmake_test
+
+const raceEnabled = false
