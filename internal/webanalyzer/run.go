@@ -38,7 +38,9 @@ type RunOptions struct {
 	Slots    int
 	Logger   *slog.Logger
 	Progress io.Writer // progress lines, or nil
-	Now      func() time.Time
+	// Now gives the dump's stamp (time.Now if nil); durations are measured
+	// on the wall clock.
+	Now func() time.Time
 }
 
 // RunStats is what a run did.
@@ -131,13 +133,13 @@ func Run(ctx context.Context, o RunOptions) (RunStats, error) {
 			since, rs.Incremental = t, true
 		}
 	}
-	start := o.Now()
+	start, wall := o.Now(), time.Now()
 	dumpDir := filepath.Join(work, "dump")
 	ds, err := DumpData(o.Data, o.Collection, dumpDir, since, start)
 	if err != nil {
 		return rs, err
 	}
-	rs.Dump, rs.DumpTime = ds, o.Now().Sub(start)
+	rs.Dump, rs.DumpTime = ds, time.Since(wall)
 	progress("dump: %d pages, %d links, %d pages without links, %d equivalences, %d deletes (incremental %v) in %v",
 		ds.Pages, ds.Links, ds.NoLinks, ds.Equivalences, ds.Deletes, rs.Incremental, rs.DumpTime.Round(time.Millisecond))
 	for _, t := range InputTables {
@@ -160,11 +162,11 @@ func Run(ctx context.Context, o RunOptions) (RunStats, error) {
 	if err := os.WriteFile(filepath.Join(work, "build.dmake"), []byte(text), 0o644); err != nil {
 		return rs, fmt.Errorf("webanalyzer: %w", err)
 	}
-	bstart := o.Now()
+	bstart := time.Now()
 	if err := runBuild(ctx, o, work, text, n, log, progress); err != nil {
 		return rs, err
 	}
-	rs.BuildTime = o.Now().Sub(bstart)
+	rs.BuildTime = time.Since(bstart)
 	progress("build: %d targets in %v", n, rs.BuildTime.Round(time.Millisecond))
 	if err := saveState(w0, state, start); err != nil {
 		return rs, err
