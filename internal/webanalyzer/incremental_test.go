@@ -23,6 +23,8 @@ type graphStore struct {
 	pages int
 	links map[int][]int
 	rng   *rand.Rand
+	// anchor, when set for a target, is the text of every link to it.
+	anchor map[int]string
 }
 
 const coll = "c"
@@ -33,7 +35,11 @@ func (g *graphStore) putPage(i int, at time.Time) {
 	var body strings.Builder
 	body.WriteString("<html><body><p>page</p>")
 	for _, j := range g.links[i] {
-		fmt.Fprintf(&body, `<a href="%s">word%d topic%d</a>`, pageURL(j), j%5, j%3)
+		a := fmt.Sprintf("word%d topic%d", j%5, j%3)
+		if s, ok := g.anchor[j]; ok {
+			a = s
+		}
+		fmt.Fprintf(&body, `<a href="%s">%s</a>`, pageURL(j), a)
 	}
 	body.WriteString("</body></html>")
 	b := g.st.NewBatch()
