@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/trawl/trawl/internal/index"
 	"github.com/trawl/trawl/internal/webanalyzer"
 )
 
@@ -72,6 +74,7 @@ func runWARun(ctx context.Context, env *cmdEnv, args []string) error {
 	parts := fs.Int("partitions", 3, "parts the rank iteration is split into")
 	slots := fs.Int("slots", 2, "targets a worker runs at once")
 	full := fs.Bool("full", false, "ignore the last run's state and analyse everything again")
+	toIndex := fs.Bool("index", true, "give the documents of DIR/index (when there is one) their rank and anchor text")
 	self := fs.String("trawl", "", "trawl binary the workers run table programs with (default: this one)")
 	logLevel := fs.String("log-level", "warn", "log level: debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
@@ -98,6 +101,20 @@ func runWARun(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "done: incremental %v, dump %v, build %v\n", rs.Incremental,
 		rs.DumpTime.Round(time.Millisecond), rs.BuildTime.Round(time.Millisecond))
+	dir := filepath.Join(*data, "index")
+	if _, err := os.Stat(dir); err != nil || !*toIndex {
+		return nil
+	}
+	ix, err := index.Open(dir, index.Options{})
+	if err != nil {
+		return fmt.Errorf("webanalyzer: the index (is trawl run still running?): %w", err)
+	}
+	defer ix.Close()
+	is, err := webanalyzer.ApplyToIndex(ctx, ix, rs.Dump.Collection, webanalyzer.StateDir(*data))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "index: %d documents updated with rank and anchor text, %d analysed URLs not indexed\n", is.Updated, is.NotIndexed)
 	return nil
 }
 

@@ -118,6 +118,30 @@
 // RANK to the sum of the scores; this package replaces it by (1-D) plus
 // the sum instead, which is what makes the result PageRank.
 //
+// # Into the index
+//
+// ApplyToIndex (run by "trawl webanalyzer run" when DATA/index exists and
+// no crawl holds it) gives each analysed document found in the index:
+//
+//   - rank = 0.5*log2(1 + s*N) + 0.25*log2(1 + r*M), s the static rank and
+//     r the site rank (fractions of 1) over N pages and M sites; the index
+//     multiplies text scores by 1+rank. An average page on an average site
+//     gets 0.75; the logarithms keep link popularity from burying better
+//     text matches.
+//   - anchor = the texts of anchors.final for the URL, each repeated as
+//     often as links carry it (at most 5 times), those from higher-ranked
+//     sources first, at most MaxAnchorText bytes: the index searches it
+//     with twice the body's weight.
+//
+// internal/index has no partial update: a document is looked up and
+// applied again whole (its stored fields plus rank and anchor) with the
+// version after the stored one. Two costs follow: a meta description used
+// as the summary falls back to the start of the body (Lookup does not
+// return it), and the version taken may equal the feed's next sequence
+// number for that document if it was the very last one fed, in which case
+// that feed operation is skipped as not newer until the document changes
+// again.
+//
 // Scores are summed in the order the sorted tables hold them, and the
 // build's shape does not depend on the number of workers, so any number of
 // workers gives byte-identical tables.

@@ -79,6 +79,7 @@ type DumpOptions struct {
 
 // DumpStats counts what a dump wrote.
 type DumpStats struct {
+	Collection                                         string
 	Pages, Links, NoLinks, Equivalences, Deletes, URLs int
 }
 

@@ -90,9 +90,13 @@ func testRun(t *testing.T, data string, now time.Time, full bool, workers int) (
 	if err != nil {
 		t.Fatal(err)
 	}
+	rounds, parts := 20, 2
+	if raceEnabled {
+		rounds, parts = 8, 1
+	}
 	start := time.Now()
 	rs, err := Run(context.Background(), RunOptions{Data: data, LocalWorkers: workers, Self: self, Full: full,
-		Now: func() time.Time { return now }, Build: BuildOptions{Rounds: 20, Partitions: 2}})
+		Now: func() time.Time { return now }, Build: BuildOptions{Rounds: rounds, Partitions: parts}})
 	if err != nil {
 		t.Fatal(err)
 	}

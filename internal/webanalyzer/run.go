@@ -97,7 +97,9 @@ func DumpData(data, collection, out string, since, now time.Time) (DumpStats, er
 			return DumpStats{}, err
 		}
 	}
-	return Dump(st, out, DumpOptions{Collection: collection, Since: since, Now: now})
+	ds, err := Dump(st, out, DumpOptions{Collection: collection, Since: since, Now: now})
+	ds.Collection = collection
+	return ds, err
 }
 
 // Run dumps what changed since the last run, runs the analysis as a dmake
