@@ -143,7 +143,7 @@ func spearman(a, b []float64) float64 {
 // analyzer (one local worker), and checks that the static rank over all
 // analysed pages agrees with python-igraph's PageRank of the same graph
 // and damping (Spearman >= 0.99, and each value within 1% once both are
-// normalized, 3% under the race detector); that
+// normalized, 5% under the race detector); that
 // the site ranks sum to 1; and that three dmake workers
 // in separate processes (beside the embedded one) give byte-identical
 // kept tables.
@@ -156,10 +156,10 @@ func TestWebanalyzerPageRankMatchesIgraph(t *testing.T) {
 	data := crawlDemo(t)
 	const damping = 0.85
 	// 40 rounds leave an error of at most 0.85^40 = 0.15%; under the race
-	// detector 25 rounds in one partition (1.7%).
+	// detector 20 rounds in one partition (3.9%).
 	rounds, parts, tolerance := "40", "3", 0.01
 	if raceEnabled {
-		rounds, parts, tolerance = "25", "1", 0.03
+		rounds, parts, tolerance = "20", "1", 0.05
 	}
 	code, out, errOut := runTrawl(t, "", "webanalyzer", "run", "--data", data, "--trawl", self, "--rounds", rounds,
 		"--partitions", parts, "--damping", strconv.FormatFloat(damping, 'g', -1, 64))

@@ -118,3 +118,50 @@ func TestBuildFileParses(t *testing.T) {
 
 func marshalStr(s string) marshal.Value    { return marshal.Str(s) }
 func marshalFloat(f float64) marshal.Value { return marshal.Float(f) }
+
+// FuzzFunctions feeds every registered function arbitrary records: none
+// may panic, whatever the columns hold.
+func FuzzFunctions(f *testing.F) {
+	f.Add("a b 1 0002 x\na c 0 0002 y", "a 0001", "c m 0005")
+	f.Add("", "", "")
+	f.Add("t 9 0.85", "1 3 5 t x\n2", "site://s a 1")
+	reg := table.NewRegistry()
+	Register(reg)
+	var merges, reduces []string
+	for _, n := range []string{"logcompact_links", "logcompact_no_links", "logcompact_eqrepr", "logcompact_urieq",
+		"normalize_link", "compact_links_and_merge_fromsite", "filter_intra_and_merge_tosite",
+		"compute_linkscore_divide_by_linkcount", "sum_linkscore_and_new_static_rank", "merge_in_rank",
+		"extend_link_with_freqs", "reduce_anchor_and_add_rank", "parse_site"} {
+		merges = append(merges, "wamakefileutils."+n)
+	}
+	for _, n := range []string{"make_unique", "compact_links", "urieq_by_class_prep", "compact_eqrepr",
+		"extract_links", "initial_rank", "anchor_weight", "do_siterank"} {
+		reduces = append(reduces, "wamakefileutils."+n)
+	}
+	reduces = append(reduces, "webanalyzer.link_stamps", "webanalyzer.rank_one")
+	split := func(s string) [][]byte {
+		if s == "" {
+			return nil
+		}
+		return recs(strings.Split(s, "\n")...)
+	}
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		emit := func([]byte) error { return nil }
+		for _, n := range merges {
+			fn, err := reg.Merge(n, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = fn([]byte("k"), [][][]byte{split(a), split(b), split(c)}, emit)
+		}
+		if ra := split(a); len(ra) > 0 {
+			for _, n := range reduces {
+				fn, err := reg.Reduce(n, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_ = fn([]byte("k"), ra, emit)
+			}
+		}
+	})
+}
