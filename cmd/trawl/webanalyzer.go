@@ -75,6 +75,7 @@ func runWARun(ctx context.Context, env *cmdEnv, args []string) error {
 	slots := fs.Int("slots", 2, "targets a worker runs at once")
 	full := fs.Bool("full", false, "ignore the last run's state and analyse everything again")
 	toIndex := fs.Bool("index", true, "give the documents of DIR/index (when there is one) their rank and anchor text")
+	tables := fs.String("tables", "", "analyse this dump directory (trawl webanalyzer dump's layout) instead of DIR/node")
 	self := fs.String("trawl", "", "trawl binary the workers run table programs with (default: this one)")
 	logLevel := fs.String("log-level", "warn", "log level: debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
@@ -94,7 +95,7 @@ func runWARun(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 	}
 	rs, err := webanalyzer.Run(ctx, webanalyzer.RunOptions{Data: *data, Collection: *coll, LocalWorkers: *local,
-		Workers: workers, Self: *self, Full: *full, Slots: *slots, Logger: log, Progress: env.stdout,
+		Workers: workers, Self: *self, Full: *full, Tables: *tables, Slots: *slots, Logger: log, Progress: env.stdout,
 		Build: webanalyzer.BuildOptions{Rounds: *rounds, Damping: *damping, Partitions: *parts}})
 	if err != nil {
 		return err
@@ -102,7 +103,7 @@ func runWARun(ctx context.Context, env *cmdEnv, args []string) error {
 	fmt.Fprintf(env.stdout, "done: incremental %v, dump %v, build %v\n", rs.Incremental,
 		rs.DumpTime.Round(time.Millisecond), rs.BuildTime.Round(time.Millisecond))
 	dir := filepath.Join(*data, "index")
-	if _, err := os.Stat(dir); err != nil || !*toIndex {
+	if _, err := os.Stat(dir); err != nil || !*toIndex || *tables != "" {
 		return nil
 	}
 	ix, err := index.Open(dir, index.Options{})

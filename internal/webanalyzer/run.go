@@ -32,8 +32,12 @@ type RunOptions struct {
 	// Self is the trawl binary the workers run the table programs with.
 	Self string
 	// Full ignores the previous run's state: everything is dumped again.
-	Full  bool
-	Build BuildOptions
+	Full bool
+	// Tables, if set, is a dump directory (Dump's layout) to analyse
+	// instead of dumping the crawl store; with a previous state, it holds
+	// what changed since.
+	Tables string
+	Build  BuildOptions
 	// Slots is how many targets a worker runs at once (default 2).
 	Slots    int
 	Logger   *slog.Logger
@@ -106,6 +110,7 @@ func DumpData(data, collection, out string, since, now time.Time) (DumpStats, er
 // build, and replaces the state with the build's kept tables.
 func Run(ctx context.Context, o RunOptions) (RunStats, error) {
 	var rs RunStats
+	var err error
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -137,8 +142,17 @@ func Run(ctx context.Context, o RunOptions) (RunStats, error) {
 	}
 	start, wall := o.Now(), time.Now()
 	dumpDir := filepath.Join(work, "dump")
-	ds, err := DumpData(o.Data, o.Collection, dumpDir, since, start)
-	if err != nil {
+	var ds DumpStats
+	if o.Tables != "" {
+		if err := os.MkdirAll(dumpDir, 0o755); err != nil {
+			return rs, fmt.Errorf("webanalyzer: %w", err)
+		}
+		for _, t := range InputTables {
+			if err := linkOrCopy(filepath.Join(o.Tables, t), filepath.Join(dumpDir, t)); err != nil {
+				return rs, err
+			}
+		}
+	} else if ds, err = DumpData(o.Data, o.Collection, dumpDir, since, start); err != nil {
 		return rs, err
 	}
 	rs.Dump, rs.DumpTime = ds, time.Since(wall)
