@@ -143,10 +143,10 @@ func spearman(a, b []float64) float64 {
 // analyzer (one local worker), and checks that the static rank over all
 // analysed pages agrees with python-igraph's PageRank of the same graph
 // and damping (Spearman >= 0.99, and each value within 1% once both are
-// normalized, 5% under the race detector); that
-// the site ranks sum to 1; and that three dmake workers
-// in separate processes (beside the embedded one) give byte-identical
-// kept tables.
+// normalized, 5% under the race detector); that the site ranks sum to 1;
+// that the dump writes every table; and that three dmake workers in
+// separate processes (beside the embedded one) give byte-identical kept
+// tables.
 func TestWebanalyzerPageRankMatchesIgraph(t *testing.T) {
 	py := igraphPython(t)
 	self, err := exec.LookPath("trawl")
@@ -218,6 +218,23 @@ func TestWebanalyzerPageRankMatchesIgraph(t *testing.T) {
 	}
 	if math.Abs(siteSum-1) > 1e-3 {
 		t.Errorf("site ranks of %d sites sum to %g, want 1", len(sites), siteSum)
+	}
+
+	// The dump alone: every input table, links with the intra-site flag.
+	dump := t.TempDir()
+	code, out, errOut = runTrawl(t, "", "webanalyzer", "dump", "--data", data, "--out", dump)
+	if code != 0 || !strings.Contains(out, " links, ") {
+		t.Fatalf("dump: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, f := range webanalyzer.InputTables {
+		b, err := os.ReadFile(filepath.Join(dump, f))
+		if err != nil || (len(b) == 0 && f != webanalyzer.TableDelete) {
+			t.Errorf("dump table %s: %d bytes, %v", f, len(b), err)
+		}
+	}
+	links, _ := os.ReadFile(filepath.Join(dump, webanalyzer.TableLinks))
+	if !bytes.Contains(links, []byte(" 0 ")) || !bytes.Contains(links, []byte(" 1 ")) {
+		t.Errorf("the links lack intra-site (1) or inter-site (0) ones")
 	}
 
 	// The same build over three worker processes besides the embedded one.
