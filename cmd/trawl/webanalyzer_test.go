@@ -149,6 +149,9 @@ func spearman(a, b []float64) float64 {
 // tables.
 func TestWebanalyzerPageRankMatchesIgraph(t *testing.T) {
 	py := igraphPython(t)
+	// The table programs are short processes: no 1 s sleep at their exit
+	// under the race detector (GORACE atexit_sleep_ms).
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
 	self, err := exec.LookPath("trawl")
 	if err != nil {
 		t.Fatal(err)

@@ -92,7 +92,7 @@ func testRun(t *testing.T, data string, now time.Time, full bool, workers int) (
 	}
 	rounds, parts := 20, 2
 	if raceEnabled {
-		rounds, parts = 2, 1
+		rounds, parts = 5, 1
 	}
 	start := time.Now()
 	rs, err := Run(context.Background(), RunOptions{Data: data, LocalWorkers: workers, Self: self, Full: full,
@@ -112,7 +112,7 @@ func testRun(t *testing.T, data string, now time.Time, full bool, workers int) (
 func TestIncrementalEqualsFull(t *testing.T) {
 	pages := 3000
 	if raceEnabled {
-		pages = 300
+		pages = 600
 	}
 	data := t.TempDir()
 	st, err := store.Open(filepath.Join(data, "node"), store.Options{})

@@ -21,5 +21,8 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// Under the race detector every process sleeps 1 s at exit by default
+	// (GORACE atexit_sleep_ms): the table programs are short processes.
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	os.Exit(m.Run())
 }
