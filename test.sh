@@ -17,6 +17,8 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v wget >/dev/null 2>&1 || need+=(wget)
 # The content distributors' registry is also tested on etcd.
 command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
+# The web analyzer's static rank is checked against python-igraph's PageRank.
+{ python3 -c 'import igraph' || /usr/bin/python3 -c 'import igraph'; } >/dev/null 2>&1 || need+=(python3-igraph)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "test.sh: installing ${need[*]}" >&2
 	if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/trawl/trawl/internal/table"
+	"github.com/trawl/trawl/internal/webanalyzer"
 )
 
 func init() {
@@ -26,5 +27,7 @@ func runTable(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		return exitError{0}
 	}
-	return table.Main(ctx, args, table.NewRegistry())
+	reg := table.NewRegistry()
+	webanalyzer.Register(reg)
+	return table.Main(ctx, args, reg)
 }

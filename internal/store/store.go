@@ -55,8 +55,10 @@ type Options struct {
 	// Logger receives Pebble's messages (default: discarded below Warn).
 	Logger *slog.Logger
 	// ReadOnly opens an existing store for reading only: nothing in dir
-	// is created or changed (the write-ahead log is replayed in memory),
-	// and a dir without a store is an error. Writes fail.
+	// is created or changed (the write-ahead log is replayed in memory, no
+	// compactions), and a dir without a store is an error. Writes fail.
+	// Pebble still takes the directory's lock, so the crawl owning the
+	// store must not be running.
 	ReadOnly bool
 }
 
@@ -101,12 +103,12 @@ func Open(dir string, o Options) (*Store, error) {
 		o.MemTableSize = DefaultMemTableSize
 	}
 	po.MemTableSize = o.MemTableSize
+	po.ReadOnly = o.ReadOnly
 	lg := o.Logger
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	po.Logger = pebbleLogger{lg}
-	po.ReadOnly = o.ReadOnly
 	db, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)

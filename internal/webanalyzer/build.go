@@ -1,0 +1,213 @@
+package webanalyzer
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/trawl/trawl/internal/marshal"
+	"github.com/trawl/trawl/internal/table"
+)
+
+// The tables a run keeps (on worker 0, in the build directory): the
+// compacted logs the next run starts from, and the results.
+const (
+	OutRank     = "rank.final"     // URLHASH RANK D, sorted by URLHASH
+	OutSiteRank = "siterank.final" // URLHASH-or-"site://SITE" SITERANK
+	OutAnchors  = "anchors.final"  // TO TO-RANK LAFREQ LARANK AFREQ ARANK ANCHORTEXT
+	OutLinks    = "links.final"    // FROM TO ANCHORTEXT: the normalized links, sorted by FROM
+)
+
+// Compacted returns the name of the compacted form of an input table, as a
+// run keeps it and the next run reads it (renamed old.<table>).
+func Compacted(t string) string { return "c." + t + ".0" }
+
+// StateTables are the input tables whose compacted form a run keeps.
+var StateTables = []string{TableLinks, TableNoLinks, TableURIEq, TableDelete, TableURIMap, TableSiteMap}
+
+// BuildOptions shape the build file.
+type BuildOptions struct {
+	// Rounds of the static rank iteration (default 30).
+	Rounds int
+	// Damping is PageRank's damping factor (default DefaultDamping).
+	Damping float64
+	// Partitions splits the rank iteration into this many parallel parts
+	// (default 3). The results do not depend on it changing between runs,
+	// but the bytes do: keep it fixed to compare runs.
+	Partitions int
+	// Incremental: old.<table> (a previous run's compacted tables) are
+	// present beside new.<table> and are compacted with them.
+	Incremental bool
+	// SortMB is the memory of each sort (jsort2's -S; default 200).
+	SortMB int
+}
+
+func (o *BuildOptions) defaults() {
+	if o.Rounds <= 0 {
+		o.Rounds = 30
+	}
+	if o.Damping == 0 {
+		o.Damping = DefaultDamping
+	}
+	if o.Partitions <= 0 {
+		o.Partitions = 3
+	}
+	if o.SortMB <= 0 {
+		o.SortMB = 200
+	}
+}
+
+// Kept lists the files a build keeps on worker 0.
+func Kept() []string {
+	out := []string{OutRank, OutSiteRank, OutAnchors, OutLinks}
+	for _, t := range StateTables {
+		out = append(out, Compacted(t))
+	}
+	return out
+}
+
+type buildWriter struct {
+	b    strings.Builder
+	n    int
+	sort string
+}
+
+func (w *buildWriter) target(name string, in, out []string, run string) {
+	w.n++
+	fmt.Fprintf(&w.b, "target %s\n    in %s\n    out %s\n    run trawl table %s\n", name, strings.Join(in, " "), strings.Join(out, " "), run)
+}
+
+// sortT adds a target sorting ins into out with the given keys.
+func (w *buildWriter) sortT(name string, keys string, ins []string, out string) {
+	w.target(name, ins, []string{out}, fmt.Sprintf("sort %s %s %s -o %s", w.sort, keys, strings.Join(ins, " "), out))
+}
+
+func parts(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s.%d", prefix, i)
+	}
+	return out
+}
+
+// BuildFile returns the dmake build file of the web analyzer (the format
+// of internal/dmake's package comment) and its number of targets. The
+// input tables are new.<table> on worker 0 (and old.<table> when
+// incremental); the kept outputs (Kept) end on worker 0.
+func BuildFile(o BuildOptions) (string, int, error) {
+	o.defaults()
+	if !(o.Damping > 0 && o.Damping < 1) {
+		return "", 0, fmt.Errorf("webanalyzer: damping %v is not between 0 and 1", o.Damping)
+	}
+	fv, err := table.EncodeFuncvars(marshal.Dict{{Key: marshal.Str("damping"), Value: marshal.Float(o.Damping)}})
+	if err != nil {
+		return "", 0, err
+	}
+	w := &buildWriter{sort: fmt.Sprintf("-S %dM -T .", o.SortMB)}
+	fmt.Fprintf(&w.b, "# trawl web analyzer: %d rounds, damping %g, %d partitions, incremental %v\ndir .\n", o.Rounds, o.Damping, o.Partitions, o.Incremental)
+	ins := func(t string) []string {
+		if o.Incremental {
+			return []string{"new." + t, "old." + t}
+		}
+		return []string{"new." + t}
+	}
+	for _, t := range InputTables {
+		if t != TableEqRepr {
+			fmt.Fprintf(&w.b, "file new.%s 0\n", t)
+		}
+		if o.Incremental && t != TableEqRepr {
+			fmt.Fprintf(&w.b, "file old.%s 0\n", t)
+		}
+	}
+	for _, k := range Kept() {
+		fmt.Fprintf(&w.b, "keep %s 0\n", k)
+	}
+	// Log compaction: deletes, then the "kill" table (deletes, the newest
+	// fetch of every page with links, pages without links) every log is
+	// compacted against.
+	w.sortT("sort_delete", "-k1,1 -k2,2r", ins(TableDelete), "delete.s")
+	w.target("compact_delete", []string{"delete.s"}, []string{Compacted(TableDelete)},
+		"reduce -i delete.s:2:1 -o c.delete:1:1 -l wamakefileutils.make_unique")
+	w.sortT("sort_links", "-k1,1 -k4,4r", ins(TableLinks), "links.s")
+	w.target("link_stamps", []string{"links.s"}, []string{"lstamp.0"},
+		"reduce -i links.s:5:1 -o lstamp:1:1 -l webanalyzer.link_stamps")
+	w.sortT("sort_kill", "-k1,1", append([]string{Compacted(TableDelete), "lstamp.0"}, ins(TableNoLinks)...), "kill.s")
+	w.target("compact_links", []string{"links.s", "kill.s"}, []string{Compacted(TableLinks)},
+		"merge -i links.s:5:1 -i kill.s:2:1 -o c.links:1:1 -l wamakefileutils.logcompact_links -r")
+	w.sortT("sort_no_links", "-k1,1 -k2,2r", ins(TableNoLinks), "no_links.s")
+	w.target("compact_no_links", []string{"no_links.s", "kill.s"}, []string{Compacted(TableNoLinks)},
+		"merge -i no_links.s:3:1 -i kill.s:2:1 -o c.no_links:1:1 -l wamakefileutils.logcompact_no_links -r")
+	w.sortT("sort_urieq", "-k2,2 -k3,3r", ins(TableURIEq), "urieq.s")
+	w.target("compact_urieq", []string{"urieq.s", "kill.s"}, []string{Compacted(TableURIEq)},
+		"merge -i urieq.s:3:2 -i kill.s:2:1 -o c.urieq:1:1 -l wamakefileutils.logcompact_urieq -r")
+	for _, t := range []string{TableURIMap, TableSiteMap} {
+		w.target("compact_"+t, ins(t), []string{Compacted(t)},
+			fmt.Sprintf("sort %s -u -k1,1 %s -o %s", w.sort, strings.Join(ins(t), " "), Compacted(t)))
+	}
+	// Normalization through the equivalence classes.
+	w.target("links_by_to", []string{Compacted(TableLinks)}, []string{"lbt.0"},
+		"reduce -i c.links.0:5:1 -o lbt:0:1 -l wamakefileutils.compact_links")
+	w.sortT("sort_links_by_to", "-k2,2", []string{"lbt.0"}, "lbt.s")
+	w.target("urieq_by_class", []string{Compacted(TableURIEq)}, []string{"ubc.0"},
+		"reduce -i c.urieq.0:3:2 -o ubc:0:1 -l wamakefileutils.urieq_by_class_prep")
+	w.target("normalize_link", []string{"lbt.s", "ubc.0"}, []string{"lnorm.0"},
+		"merge -i lbt.s:3:2 -i ubc.0:2:2 -o lnorm:0:1 -l wamakefileutils.normalize_link")
+	w.sortT("sort_links_norm", "-k1,1", []string{"lnorm.0"}, OutLinks)
+	// Static rank.
+	P := o.Partitions
+	w.target("extract_links", []string{OutLinks}, parts("rls", P),
+		fmt.Sprintf("reduce -i "+OutLinks+":3:1 -o rls:1:%d -l wamakefileutils.extract_links", P))
+	w.target("initial_rank", []string{OutLinks}, parts("ir", P),
+		fmt.Sprintf("reduce -i "+OutLinks+":3:1 -o ir:1:%d -l wamakefileutils.initial_rank --funcvars=%s", P, fv))
+	w.target("rank_no_links", []string{Compacted(TableNoLinks)}, parts("nr", P),
+		fmt.Sprintf("reduce -i c.no_links.0:3:1 -o nr:1:%d -l webanalyzer.rank_one --funcvars=%s", P, fv))
+	rank := func(r, p int) string { return fmt.Sprintf("R%dp%d.0", r, p) }
+	for p := 0; p < P; p++ {
+		w.target(fmt.Sprintf("rank0p%d", p), []string{fmt.Sprintf("ir.%d", p), fmt.Sprintf("nr.%d", p)}, []string{rank(0, p)},
+			fmt.Sprintf("sort %s -u -k1,1 ir.%d nr.%d -o %s", w.sort, p, p, rank(0, p)))
+	}
+	for r := 1; r <= o.Rounds; r++ {
+		for p := 0; p < P; p++ {
+			w.target(fmt.Sprintf("linkscore%dp%d", r, p), []string{fmt.Sprintf("rls.%d", p), rank(r-1, p)}, parts(fmt.Sprintf("ls%dp%d", r, p), P),
+				fmt.Sprintf("merge -i rls.%d:3:1 -i %s:3:1 -o ls%dp%d:2:%d -l wamakefileutils.compute_linkscore_divide_by_linkcount -r", p, rank(r-1, p), r, p, P))
+		}
+		for q := 0; q < P; q++ {
+			var pieces []string
+			for p := 0; p < P; p++ {
+				pieces = append(pieces, fmt.Sprintf("ls%dp%d.%d", r, p, q))
+			}
+			lsd := fmt.Sprintf("lsd%dp%d", r, q)
+			w.sortT("sort_"+lsd, "-k2,2", pieces, lsd)
+			w.target(fmt.Sprintf("sum%dp%d", r, q), []string{rank(r-1, q), lsd}, []string{rank(r, q)},
+				fmt.Sprintf("merge -i %s:3:1 -i %s:3:2 -o R%dp%d:1:1 -l wamakefileutils.sum_linkscore_and_new_static_rank -r", rank(r-1, q), lsd, r, q))
+		}
+	}
+	var last []string
+	for p := 0; p < P; p++ {
+		last = append(last, rank(o.Rounds, p))
+	}
+	w.sortT("rank_final", "-k1,1", last, OutRank)
+	// Site rank.
+	w.target("parse_site", []string{OutRank, Compacted(TableSiteMap)}, []string{"rbs.0"},
+		fmt.Sprintf("merge -i %s:3:1 -i c.sitemap.0:2:1 -o rbs:1:1 -l wamakefileutils.parse_site", OutRank))
+	w.sortT("sort_rank_by_site", "-k1,1", []string{"rbs.0"}, "rbs.s")
+	w.target("do_siterank", []string{"rbs.s"}, []string{"sr.0"}, "reduce -i rbs.s:3:1 -o sr:0:1 -l wamakefileutils.do_siterank")
+	w.sortT("siterank_final", "-k1,1", []string{"sr.0"}, OutSiteRank)
+	// Anchor text: the links between sites, with the ranks of their ends.
+	w.target("merge_fromsite", []string{OutLinks, Compacted(TableSiteMap)}, []string{"lfs.0"},
+		"merge -i "+OutLinks+":3:1 -i c.sitemap.0:2:1 -o lfs:0:1 -l wamakefileutils.compact_links_and_merge_fromsite -r")
+	w.sortT("sort_fromsite", "-k3,3", []string{"lfs.0"}, "lfs.s")
+	w.target("filter_intra", []string{"lfs.s", Compacted(TableSiteMap)}, []string{"inter.0"},
+		"merge -i lfs.s:4:3 -i c.sitemap.0:2:1 -o inter:0:1 -l wamakefileutils.filter_intra_and_merge_tosite")
+	w.sortT("sort_inter", "-k1,1", []string{"inter.0"}, "inter.s")
+	w.target("merge_in_rank", []string{"inter.s", OutRank}, []string{"lwr.0"},
+		fmt.Sprintf("merge -i inter.s:3:1 -i %s:3:1 -o lwr:0:1 -l wamakefileutils.merge_in_rank -r", OutRank))
+	w.sortT("sort_by_anchor", "-k4,4", []string{"lwr.0"}, "lwr.s")
+	w.target("anchor_weight", []string{"lwr.s"}, []string{"af.0"}, "reduce -i lwr.s:4:4 -o af:0:1 -l wamakefileutils.anchor_weight")
+	w.target("extend_with_freqs", []string{"lwr.s", "af.0"}, []string{"lwf.0"},
+		"merge -i lwr.s:4:4 -i af.0:3:3 -o lwf:0:1 -l wamakefileutils.extend_link_with_freqs -r")
+	w.sortT("sort_by_to_anchor", "-k4,4 -k5,5", []string{"lwf.0"}, "lwf.s")
+	w.target("reduce_anchor", []string{"lwf.s", OutRank}, []string{"anchors.0"},
+		fmt.Sprintf("merge -i lwf.s:5:4 -i %s:3:1 -o anchors:0:1 -l wamakefileutils.reduce_anchor_and_add_rank -r", OutRank))
+	w.sortT("anchors_final", "-k1,1", []string{"anchors.0"}, OutAnchors)
+	return w.b.String(), w.n, nil
+}

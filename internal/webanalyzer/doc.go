@@ -1,0 +1,148 @@
+// Package webanalyzer is the link analysis of MS-FSFDMW (3.6.5): a crawl's
+// link graph dumped as tables, and the wamakefileutils.* merge and reduce
+// functions that a dmake build runs over them ("trawl table merge|reduce",
+// internal/table) to compute each page's static rank (PageRank), its
+// site's rank and the anchor text pointing at it.
+//
+// # Tables
+//
+// Every table is an ASCII file, one record per line, fields separated by
+// one SP (MS-FSFDMW 3.1.1). MS-FSWADF, which defines the web analyzer's
+// layouts, is not public: the columns below are decided from the fields
+// MS-FSFDMW's function descriptions name. Conventions:
+//
+//   - URLHASH (and FROM, TO, CLASS, MEMBER) is the key of a URL: the first
+//     8 bytes of the MD5 of the normalized URL, 16 lowercase hex digits.
+//   - TIMESTAMP is the Unix time in nanoseconds, 19 digits (so a bytewise
+//     sort orders it): the last fetch of the page the record comes from
+//     (its first sighting if never fetched); for eqrepr, the dump's time.
+//   - Free text (ANCHORTEXT, URLs in a list) is one field: net/url's query
+//     escaping (SP becomes '+'), "-" for the empty text.
+//   - RANK, SITERANK and the sums are decimal floats (Go's shortest form
+//     that reads back exactly); counts are decimal integers.
+//
+// The dump (Dump, "trawl webanalyzer dump") writes, from a crawl store:
+//
+//	links     FROM TO INTRA TIMESTAMP ANCHORTEXT  one per link of a fetched page (WADF 2.2.3):
+//	          <a href> and <area href> without rel=nofollow, resolved, normalized as
+//	          the crawl normalizes, fragment cut, each target once per page (its first
+//	          anchor text); none for a page with <meta robots nofollow>; INTRA is 1
+//	          when both ends are on the same crawl site (host[:port]), else 0
+//	no_links  URLHASH TIMESTAMP URL                a fetched page without such links (2.2.4)
+//	urimap    URLHASH URL                          every URL of the other tables (2.2.7)
+//	sitemap   URLHASH SITE                         its crawl site (2.2.5)
+//	urieq     CLASS MEMBER TIMESTAMP               MEMBER is a duplicate of, or redirects to,
+//	          CLASS, the representative: the owner of the checksum for a duplicate,
+//	          the normalized Location for a redirect (2.2.6)
+//	eqrepr    URLHASH TIMESTAMP URL MEMBERS        each representative of this dump with its
+//	          members' URLs (escaped, comma-separated, sorted) (2.2.2); informational:
+//	          the build derives classes from urieq, which compacts across dumps
+//	delete    URLHASH TIMESTAMP                    a page the crawl deleted (2.2.1)
+//	stamp     the dump's time (Unix nanoseconds); the next incremental dump takes
+//	          only the records fetched (or first seen) after it
+//
+// The store is opened read-only (store.Options.ReadOnly); Pebble still
+// locks it, so the crawl must not be running while it is dumped.
+//
+// # The build
+//
+// BuildFile writes the analysis as a dmake build file (internal/dmake's
+// format); Run dumps, starts an embedded master and local workers (and
+// uses any --worker), runs the build and keeps its results in
+// DATA/webanalyzer/state. The input tables are new.<table> on worker 0,
+// with old.<table> (the previous run's compacted tables) on an incremental
+// run. The steps, with the tables they make:
+//
+//  1. Log compaction. delete is sorted by key, newest first, and reduced
+//     by make_unique (the newest delete of each URL). The kill table is
+//     the sorted union of those deletes, "FROM TIMESTAMP" of every page's
+//     newest link records (webanalyzer.link_stamps) and no_links. links
+//     (sorted by FROM, newest first), no_links (by URLHASH) and urieq (by
+//     MEMBER) are merged with kill in reduce mode by logcompact_links,
+//     logcompact_no_links and logcompact_urieq: of each key's records only
+//     those of the newest TIMESTAMP are kept, and none when kill holds a
+//     newer record for the key (the page was deleted, lost all its links,
+//     or was fetched again as a page of its own; 3.6.5.1.12-14). urimap and
+//     sitemap are merged with sort -u. These c.<table>.0 files are what
+//     the next run reuses: a run after a refresh cycle dumps only the pages
+//     fetched since, and compaction yields the tables a full dump would.
+//  2. Normalization. compact_links projects the links to FROM TO
+//     ANCHORTEXT; urieq_by_class_prep makes CLASS MEMBER; normalize_link
+//     merges the links (by TO) with it (by MEMBER): a link to a duplicate
+//     or a redirect points at the representative instead (one level:
+//     a representative that is itself a member is not followed further).
+//     The result, sorted by FROM, is kept as links.final.
+//  3. Static rank, in Partitions parts split on the URL hash (CRC32, as
+//     the table engine splits). extract_links gives FROM TO COUNT (COUNT
+//     the page's number of links); initial_rank gives "URLHASH 1 D" for
+//     every end of a link, webanalyzer.rank_one the same for the pages
+//     without links; sort -u makes rank_by_uri (URLHASH RANK D). Each
+//     round, compute_linkscore_divide_by_linkcount (merge on FROM) gives
+//     FROM TO D*RANK/COUNT, split on TO; sum_linkscore_and_new_static_rank
+//     (merge on URLHASH with the scores sorted on TO) makes the new
+//     RANK = (1-D) + the sum of the scores reaching the page. The result
+//     after Rounds rounds is kept as rank.final.
+//  4. Site rank. parse_site tags each ranked page with "site://SITE";
+//     do_siterank sums the static ranks of each site's pages and writes
+//     "URLHASH SITERANK" for every page and "site://SITE SITERANK" for the
+//     site (siterank.final). The spec calls the score implementation
+//     specific and suggests an average; the sum is the site's share of the
+//     graph's rank, which does not reward a site for having few pages.
+//  5. Anchor text, over the links between different sites only
+//     (compact_links_and_merge_fromsite, then filter_intra_and_merge_tosite
+//     drops the links whose ends share a site): merge_in_rank adds the
+//     source's rank; anchor_weight gives each text its frequency AFREQ and
+//     the sum of its sources' ranks ARANK over the whole graph;
+//     extend_link_with_freqs and reduce_anchor_and_add_rank give, per
+//     (TO, ANCHORTEXT), anchors.final:
+//     TO TO-RANK LAFREQ LARANK AFREQ ARANK ANCHORTEXT, LAFREQ and LARANK
+//     the same for the links to TO alone.
+//
+// # PageRank, exactly
+//
+// The static rank is PageRank with damping D (0.85 unless funcvars say
+// otherwise) where a page without links spreads its rank uniformly over
+// all pages: PR = (1-D)/N + D*(sum over links q->p of PR(q)/out(q) +
+// sum over pages d without links of PR(d)/N), summing to 1. The rounds
+// compute instead x' = (1-D) + D*M x from x = 1 (M the link matrix,
+// out-links counted with multiplicity), which needs no global sum per
+// round: with dangling pages spread uniformly, PageRank is the fixed point
+// of x = c*1 + D*M x for some scalar c, so it equals x / sum(x) (Del Corso,
+// Gulli and Romani, "Fast PageRank computation via a sparse linear
+// system", 2005). The error after k rounds is at most D^k of the start's,
+// so 30 rounds (the default) agree to within about 1% and 60 rounds to
+// within 1e-4. rank.final holds x; Ranks and "trawl webanalyzer ranks"
+// divide by the sum. The damping travels as the third column of
+// rank_by_uri because merge.pyc, unlike reduce.pyc, takes no funcvars.
+// The spec's sum_linkscore_and_new_static_rank adds the main record's
+// RANK to the sum of the scores; this package replaces it by (1-D) plus
+// the sum instead, which is what makes the result PageRank.
+//
+// # Into the index
+//
+// ApplyToIndex (run by "trawl webanalyzer run" when DATA/index exists and
+// no crawl holds it) gives each analysed document found in the index:
+//
+//   - rank = 0.5*log2(1 + s*N) + 0.25*log2(1 + r*M), s the static rank and
+//     r the site rank (fractions of 1) over N pages and M sites; the index
+//     multiplies text scores by 1+rank. An average page on an average site
+//     gets 0.75; the logarithms keep link popularity from burying better
+//     text matches.
+//   - anchor = the texts of anchors.final for the URL, each repeated as
+//     often as links carry it (at most 5 times), those from higher-ranked
+//     sources first, at most MaxAnchorText bytes: the index searches it
+//     with twice the body's weight.
+//
+// internal/index has no partial update: a document is looked up and
+// applied again whole (its stored fields plus rank and anchor) with the
+// version after the stored one. Two costs follow: a meta description used
+// as the summary falls back to the start of the body (Lookup does not
+// return it), and the version taken may equal the feed's next sequence
+// number for that document if it was the very last one fed, in which case
+// that feed operation is skipped as not newer until the document changes
+// again.
+//
+// Scores are summed in the order the sorted tables hold them, and the
+// build's shape does not depend on the number of workers, so any number of
+// workers gives byte-identical tables.
+package webanalyzer

@@ -1,0 +1,196 @@
+package webanalyzer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trawl/trawl/internal/store"
+)
+
+// graphStore writes a synthetic crawl into data/node: pages on sites,
+// each with a few links carrying anchor text, some duplicates and
+// redirects.
+type graphStore struct {
+	t     *testing.T
+	st    *store.Store
+	pages int
+	links map[int][]int
+	rng   *rand.Rand
+	// anchor, when set for a target, is the text of every link to it.
+	anchor map[int]string
+}
+
+const coll = "c"
+
+func pageURL(i int) string { return fmt.Sprintf("http://s%d.test/p%d", i%7, i) }
+
+func (g *graphStore) putPage(i int, at time.Time) {
+	var body strings.Builder
+	body.WriteString("<html><body><p>page</p>")
+	for _, j := range g.links[i] {
+		a := fmt.Sprintf("word%d topic%d", j%5, j%3)
+		if s, ok := g.anchor[j]; ok {
+			a = s
+		}
+		fmt.Fprintf(&body, `<a href="%s">%s</a>`, pageURL(j), a)
+	}
+	body.WriteString("</body></html>")
+	b := g.st.NewBatch()
+	u := pageURL(i)
+	if err := b.PutURI(coll, &store.URIRecord{URI: u, Site: fmt.Sprintf("s%d.test", i%7), Status: store.StatusFetched,
+		ContentType: "text/html", LastFetched: at}); err != nil {
+		g.t.Fatal(err)
+	}
+	if err := b.PutDocument(coll, u, []byte(body.String())); err != nil {
+		g.t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+func (g *graphStore) putStatus(i int, s store.Status, other int, at time.Time) {
+	r := &store.URIRecord{URI: pageURL(i), Site: fmt.Sprintf("s%d.test", i%7), Status: s, LastFetched: at}
+	switch s {
+	case store.StatusDuplicate:
+		r.Owner = pageURL(other)
+	case store.StatusRedirect:
+		r.Location = pageURL(other)
+	}
+	b := g.st.NewBatch()
+	if err := b.PutURI(coll, r); err != nil {
+		g.t.Fatal(err)
+	}
+	if err := b.DeleteDocument(coll, r.URI); err != nil {
+		g.t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+func (g *graphStore) randomLinks(i int) {
+	n := g.rng.Intn(8)
+	g.links[i] = nil
+	for k := 0; k < n; k++ {
+		g.links[i] = append(g.links[i], g.rng.Intn(g.pages))
+	}
+}
+
+func testRun(t *testing.T, data string, now time.Time, full bool, workers int) (RunStats, time.Duration) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rounds, parts := 20, 2
+	if raceEnabled {
+		rounds, parts = 5, 1
+	}
+	start := time.Now()
+	rs, err := Run(context.Background(), RunOptions{Data: data, LocalWorkers: workers, Self: self, Full: full,
+		Now: func() time.Time { return now }, Build: BuildOptions{Rounds: rounds, Partitions: parts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs, time.Since(start)
+}
+
+// TestIncrementalEqualsFull: after a refresh in which 5% of the pages
+// changed (new links, one of them now without links), a few were deleted
+// and a duplicate became a page of its own, the incremental run (the
+// pages fetched since the last run, compacted with the last run's tables)
+// keeps the same tables as a full run over the whole store, except the
+// URI and site maps, which keep the URLs of earlier runs too.
+func TestIncrementalEqualsFull(t *testing.T) {
+	pages := 3000
+	if raceEnabled {
+		pages = 600
+	}
+	data := t.TempDir()
+	st, err := store.Open(filepath.Join(data, "node"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &graphStore{t: t, st: st, pages: pages, links: map[int][]int{}, rng: rand.New(rand.NewSource(1))}
+	t1 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < pages; i++ {
+		switch {
+		case i%50 == 7:
+			g.putStatus(i, store.StatusDuplicate, i-1, t1)
+		case i%50 == 9:
+			g.putStatus(i, store.StatusRedirect, i+1, t1)
+		default:
+			g.randomLinks(i)
+			g.putPage(i, t1.Add(time.Duration(i)))
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rs1, d1 := testRun(t, data, t1.Add(24*time.Hour), false, 1)
+	if rs1.Incremental || rs1.Dump.Pages < pages*9/10 {
+		t.Fatalf("first run: %+v", rs1)
+	}
+
+	// The refresh: 5% of the pages change.
+	if st, err = store.Open(filepath.Join(data, "node"), store.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	g.st = st
+	t2 := t1.Add(48 * time.Hour)
+	changed := 0
+	for i := 0; i < pages; i += 20 {
+		switch {
+		case i%100 == 0:
+			g.putStatus(i+1, store.StatusDeleted, 0, t2)
+		case i%100 == 40:
+			g.links[i] = nil
+			g.putPage(i, t2)
+		default:
+			g.randomLinks(i)
+			g.putPage(i, t2)
+		}
+		changed++
+	}
+	g.links[7] = []int{1, 2, 3}
+	g.putPage(7, t2) // was a duplicate of page 6
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rs2, d2 := testRun(t, data, t2.Add(24*time.Hour), false, 1)
+	if !rs2.Incremental || rs2.Dump.Pages+rs2.Dump.Deletes != changed+1 {
+		t.Fatalf("second run: incremental %v, %d pages and %d deletes dumped, want %d", rs2.Incremental, rs2.Dump.Pages, rs2.Dump.Deletes, changed+1)
+	}
+	inc := map[string][]byte{}
+	for _, f := range Kept() {
+		if inc[f], err = os.ReadFile(filepath.Join(StateDir(data), f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs3, d3 := testRun(t, data, t2.Add(24*time.Hour), true, 1)
+	t.Logf("%d pages: first run %v (dump %v); incremental %v (dump %v, %d pages); full %v (dump %v)",
+		pages, d1, rs1.DumpTime, d2, rs2.DumpTime, rs2.Dump.Pages, d3, rs3.DumpTime)
+	for _, f := range Kept() {
+		if f == Compacted(TableURIMap) || f == Compacted(TableSiteMap) {
+			continue
+		}
+		full, err := os.ReadFile(filepath.Join(StateDir(data), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(full, inc[f]) {
+			t.Errorf("%s: incremental (%d bytes) and full run (%d bytes) differ", f, len(inc[f]), len(full))
+		}
+		if len(full) == 0 {
+			t.Errorf("%s is empty", f)
+		}
+	}
+}

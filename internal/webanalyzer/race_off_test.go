@@ -1,0 +1,5 @@
+//go:build !race
+
+package webanalyzer
+
+const raceEnabled = false

@@ -1,0 +1,329 @@
+package webanalyzer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/trawl/trawl/internal/dmake"
+	"github.com/trawl/trawl/internal/store"
+)
+
+// RunOptions configure a web analyzer run over a crawl's data directory.
+type RunOptions struct {
+	// Data is trawl run's --data: Data/node is the crawl store, and the
+	// analyzer works in Data/webanalyzer.
+	Data       string
+	Collection string // "" for the store's only collection
+	// LocalWorkers is the number of dmake workers started in this process
+	// (at least 1: worker 0 holds the inputs and the kept outputs).
+	LocalWorkers int
+	// Workers are further workers' addresses (trawl dmake worker).
+	Workers []string
+	// Self is the trawl binary the workers run the table programs with.
+	Self string
+	// Full ignores the previous run's state: everything is dumped again.
+	Full bool
+	// Tables, if set, is a dump directory (Dump's layout) to analyse
+	// instead of dumping the crawl store; with a previous state, it holds
+	// what changed since.
+	Tables string
+	Build  BuildOptions
+	// Slots is how many targets a worker runs at once (default 2).
+	Slots    int
+	Logger   *slog.Logger
+	Progress io.Writer // progress lines, or nil
+	// Now gives the dump's stamp (time.Now if nil); durations are measured
+	// on the wall clock.
+	Now func() time.Time
+}
+
+// RunStats is what a run did.
+type RunStats struct {
+	Incremental bool
+	Dump        DumpStats
+	Targets     int
+	DumpTime    time.Duration
+	BuildTime   time.Duration
+}
+
+// Dir returns the web analyzer's directory under a data directory.
+func Dir(data string) string { return filepath.Join(data, "webanalyzer") }
+
+// StateDir returns the directory of the last run's kept tables.
+func StateDir(data string) string { return filepath.Join(Dir(data), "state") }
+
+// OnlyCollection returns the name of the only collection of a store.
+func OnlyCollection(st *store.Store) (string, error) {
+	names := map[string]bool{}
+	err := st.IterRaw(store.SpaceURI, nil, func(k, _ []byte) error {
+		name, _, err := store.ReadLP(k)
+		if err != nil {
+			return err
+		}
+		names[name] = true
+		if len(names) > 1 {
+			return store.ErrStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrStop) {
+		return "", err
+	}
+	if len(names) != 1 {
+		return "", fmt.Errorf("webanalyzer: the store holds %d collections: name one", len(names))
+	}
+	for n := range names {
+		return n, nil
+	}
+	return "", nil
+}
+
+// DumpData dumps a crawl's link graph (Data/node, opened read-only) into
+// out; since, when not zero, makes it incremental.
+func DumpData(data, collection, out string, since, now time.Time) (DumpStats, error) {
+	st, err := store.Open(filepath.Join(data, "node"), store.Options{ReadOnly: true})
+	if err != nil {
+		return DumpStats{}, fmt.Errorf("webanalyzer: %w", err)
+	}
+	defer st.Close()
+	if collection == "" {
+		if collection, err = OnlyCollection(st); err != nil {
+			return DumpStats{}, err
+		}
+	}
+	ds, err := Dump(st, out, DumpOptions{Collection: collection, Since: since, Now: now})
+	ds.Collection = collection
+	return ds, err
+}
+
+// Run dumps what changed since the last run, runs the analysis as a dmake
+// build, and replaces the state with the build's kept tables.
+func Run(ctx context.Context, o RunOptions) (RunStats, error) {
+	var rs RunStats
+	var err error
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.LocalWorkers < 1 {
+		o.LocalWorkers = 1
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	progress := func(format string, a ...any) {
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, format+"\n", a...)
+		}
+	}
+	state, work := StateDir(o.Data), filepath.Join(Dir(o.Data), "work")
+	if err := os.RemoveAll(work); err != nil {
+		return rs, fmt.Errorf("webanalyzer: %w", err)
+	}
+	w0 := filepath.Join(work, "w0")
+	if err := os.MkdirAll(w0, 0o755); err != nil {
+		return rs, fmt.Errorf("webanalyzer: %w", err)
+	}
+	var since time.Time
+	if !o.Full {
+		if t, err := ReadStamp(state); err == nil && haveAll(state, Kept()) {
+			since, rs.Incremental = t, true
+		}
+	}
+	start, wall := o.Now(), time.Now()
+	dumpDir := filepath.Join(work, "dump")
+	var ds DumpStats
+	if o.Tables != "" {
+		if err := os.MkdirAll(dumpDir, 0o755); err != nil {
+			return rs, fmt.Errorf("webanalyzer: %w", err)
+		}
+		for _, t := range InputTables {
+			if err := linkOrCopy(filepath.Join(o.Tables, t), filepath.Join(dumpDir, t)); err != nil {
+				return rs, err
+			}
+		}
+	} else if ds, err = DumpData(o.Data, o.Collection, dumpDir, since, start); err != nil {
+		return rs, err
+	}
+	rs.Dump, rs.DumpTime = ds, time.Since(wall)
+	progress("dump: %d pages, %d links, %d pages without links, %d equivalences, %d deletes (incremental %v) in %v",
+		ds.Pages, ds.Links, ds.NoLinks, ds.Equivalences, ds.Deletes, rs.Incremental, rs.DumpTime.Round(time.Millisecond))
+	for _, t := range InputTables {
+		if err := os.Rename(filepath.Join(dumpDir, t), filepath.Join(w0, "new."+t)); err != nil {
+			return rs, fmt.Errorf("webanalyzer: %w", err)
+		}
+		if rs.Incremental && t != TableEqRepr {
+			if err := linkOrCopy(filepath.Join(state, Compacted(t)), filepath.Join(w0, "old."+t)); err != nil {
+				return rs, err
+			}
+		}
+	}
+	bo := o.Build
+	bo.Incremental = rs.Incremental
+	text, n, err := BuildFile(bo)
+	if err != nil {
+		return rs, err
+	}
+	rs.Targets = n
+	if err := os.WriteFile(filepath.Join(work, "build.dmake"), []byte(text), 0o644); err != nil {
+		return rs, fmt.Errorf("webanalyzer: %w", err)
+	}
+	bstart := time.Now()
+	if err := runBuild(ctx, o, work, text, n, log, progress); err != nil {
+		return rs, err
+	}
+	rs.BuildTime = time.Since(bstart)
+	progress("build: %d targets in %v", n, rs.BuildTime.Round(time.Millisecond))
+	if err := saveState(w0, state, start); err != nil {
+		return rs, err
+	}
+	return rs, nil
+}
+
+func runBuild(ctx context.Context, o RunOptions, work, text string, n int, log *slog.Logger, progress func(string, ...any)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var addrs []string
+	var wg sync.WaitGroup
+	errs := make(chan error, o.LocalWorkers)
+	for i := 0; i < o.LocalWorkers; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("webanalyzer: %w", err)
+		}
+		addrs = append(addrs, ln.Addr().String())
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			err := dmake.RunWorker(ctx, dmake.WorkerOptions{Listener: ln, Dir: filepath.Join(work, fmt.Sprintf("w%d", i)),
+				Self: o.Self, Logger: log, DiskCheck: time.Minute})
+			if err != nil && ctx.Err() == nil {
+				errs <- err
+				cancel()
+			}
+		}(i)
+	}
+	defer wg.Wait()
+	addrs = append(addrs, o.Workers...)
+	b, err := dmake.ParseBuild(strings.NewReader(text), len(addrs))
+	if err != nil {
+		return err
+	}
+	var done atomic.Int64
+	h := &progressHandler{Handler: log.Handler(), done: func() {
+		d := done.Add(1)
+		if d%25 == 0 || int(d) == n {
+			progress("build: %d/%d targets done", d, n)
+		}
+	}}
+	err = dmake.RunMaster(ctx, dmake.MasterOptions{Logger: slog.New(h), MasterConfig: dmake.MasterConfig{
+		Workers: addrs, Build: b, Slots: o.Slots}})
+	cancel()
+	select {
+	case werr := <-errs:
+		if err == nil {
+			err = werr
+		}
+	default:
+	}
+	if err != nil {
+		return fmt.Errorf("webanalyzer: build: %w", err)
+	}
+	return nil
+}
+
+// progressHandler counts the master's "target done" records.
+type progressHandler struct {
+	slog.Handler
+	done func()
+}
+
+func (h *progressHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelInfo || h.Handler.Enabled(ctx, l)
+}
+
+func (h *progressHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "dmake master: target done" {
+		h.done()
+	}
+	if !h.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h *progressHandler) WithAttrs(a []slog.Attr) slog.Handler {
+	return &progressHandler{Handler: h.Handler.WithAttrs(a), done: h.done}
+}
+
+func (h *progressHandler) WithGroup(g string) slog.Handler {
+	return &progressHandler{Handler: h.Handler.WithGroup(g), done: h.done}
+}
+
+func haveAll(dir string, files []string) bool {
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// saveState moves the kept tables into a fresh state directory, stamped
+// with the dump's time, and replaces the old state with it.
+func saveState(w0, state string, stamp time.Time) error {
+	next := state + ".next"
+	if err := os.RemoveAll(next); err != nil {
+		return fmt.Errorf("webanalyzer: %w", err)
+	}
+	if err := os.MkdirAll(next, 0o755); err != nil {
+		return fmt.Errorf("webanalyzer: %w", err)
+	}
+	for _, f := range Kept() {
+		if err := linkOrCopy(filepath.Join(w0, f), filepath.Join(next, f)); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(next, StampFile), []byte(fmt.Sprintf("%d\n", stamp.UnixNano())), 0o644); err != nil {
+		return fmt.Errorf("webanalyzer: %w", err)
+	}
+	old := state + ".old"
+	os.RemoveAll(old)
+	if err := os.Rename(state, old); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("webanalyzer: %w", err)
+	}
+	if err := os.Rename(next, state); err != nil {
+		return fmt.Errorf("webanalyzer: %w", err)
+	}
+	return os.RemoveAll(old)
+}
+
+func linkOrCopy(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("webanalyzer: %w", err)
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return fmt.Errorf("webanalyzer: %w", err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("webanalyzer: %w", err)
+	}
+	return out.Close()
+}
