@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/admin"
+	"github.com/trawl/trawl/internal/dmake"
 	"github.com/trawl/trawl/internal/index"
 	"github.com/trawl/trawl/internal/webanalyzer"
 )
@@ -97,7 +98,7 @@ func runWARun(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	rs, err := webanalyzer.Run(ctx, webanalyzer.RunOptions{Data: *data, Collection: *coll, LocalWorkers: *local,
 		Workers: workers, Self: *self, Full: *full, Tables: *tables, Slots: *slots, Logger: log, Progress: env.stdout,
-		Build: webanalyzer.BuildOptions{Rounds: *rounds, Damping: *damping, Partitions: *parts}})
+		Build: webanalyzer.BuildOptions{Rounds: *rounds, Damping: *damping, Partitions: *parts}, Builder: dmakeBuild})
 	if err != nil {
 		return err
 	}
@@ -142,4 +143,9 @@ func runWARanks(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 	}
 	return nil
+}
+
+// dmakeBuild runs the web analyzer's builds on the dmake engine.
+func dmakeBuild(ctx context.Context, b webanalyzer.BuildRun) error {
+	return dmake.LocalBuild(ctx, b.Work, b.Text, b.Local, b.Remote, b.Self, b.Slots, b.Logger, b.TargetDone)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/trawl/trawl/internal/dmake"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -96,7 +97,10 @@ func testRun(t *testing.T, data string, now time.Time, full bool, workers int) (
 	}
 	start := time.Now()
 	rs, err := Run(context.Background(), RunOptions{Data: data, LocalWorkers: workers, Self: self, Full: full,
-		Now: func() time.Time { return now }, Build: BuildOptions{Rounds: rounds, Partitions: parts}})
+		Now: func() time.Time { return now }, Build: BuildOptions{Rounds: rounds, Partitions: parts},
+		Builder: func(ctx context.Context, b BuildRun) error {
+			return dmake.LocalBuild(ctx, b.Work, b.Text, b.Local, b.Remote, b.Self, b.Slots, b.Logger, b.TargetDone)
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,17 +6,28 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/trawl/trawl/internal/dmake"
 	"github.com/trawl/trawl/internal/store"
 )
+
+// BuildRun is one build for a Builder: the dmake build file's text, run on
+// Local workers started in this process (working in Work/w0, Work/w1, ...;
+// w0 holds the inputs and the kept outputs) and the Remote ones, the
+// table programs run by the Self binary, TargetDone called after each
+// target.
+type BuildRun struct {
+	Work, Text string
+	Local      int
+	Remote     []string
+	Self       string
+	Slots      int
+	Logger     *slog.Logger
+	TargetDone func()
+}
 
 // RunOptions configure a web analyzer run over a crawl's data directory.
 type RunOptions struct {
@@ -39,7 +50,10 @@ type RunOptions struct {
 	Tables string
 	Build  BuildOptions
 	// Slots is how many targets a worker runs at once (default 2).
-	Slots    int
+	Slots int
+	// Builder runs the build (required): trawl's is dmake.LocalBuild,
+	// given by cmd/trawl (only cmd/ imports a role package).
+	Builder  func(ctx context.Context, b BuildRun) error
 	Logger   *slog.Logger
 	Progress io.Writer // progress lines, or nil
 	// Now gives the dump's stamp (time.Now if nil); durations are measured
@@ -179,8 +193,18 @@ func Run(ctx context.Context, o RunOptions) (RunStats, error) {
 		return rs, fmt.Errorf("webanalyzer: %w", err)
 	}
 	bstart := time.Now()
-	if err := runBuild(ctx, o, work, text, n, log, progress); err != nil {
-		return rs, err
+	if o.Builder == nil {
+		return rs, errors.New("webanalyzer: no Builder to run the build with")
+	}
+	var done atomic.Int64
+	targetDone := func() {
+		if d := done.Add(1); d%25 == 0 || int(d) == n {
+			progress("build: %d/%d targets done", d, n)
+		}
+	}
+	if err := o.Builder(ctx, BuildRun{Work: work, Text: text, Local: o.LocalWorkers, Remote: o.Workers,
+		Self: o.Self, Slots: o.Slots, Logger: log, TargetDone: targetDone}); err != nil {
+		return rs, fmt.Errorf("webanalyzer: build: %w", err)
 	}
 	rs.BuildTime = time.Since(bstart)
 	progress("build: %d targets in %v", n, rs.BuildTime.Round(time.Millisecond))
@@ -188,86 +212,6 @@ func Run(ctx context.Context, o RunOptions) (RunStats, error) {
 		return rs, err
 	}
 	return rs, nil
-}
-
-func runBuild(ctx context.Context, o RunOptions, work, text string, n int, log *slog.Logger, progress func(string, ...any)) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var addrs []string
-	var wg sync.WaitGroup
-	errs := make(chan error, o.LocalWorkers)
-	for i := 0; i < o.LocalWorkers; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return fmt.Errorf("webanalyzer: %w", err)
-		}
-		addrs = append(addrs, ln.Addr().String())
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			err := dmake.RunWorker(ctx, dmake.WorkerOptions{Listener: ln, Dir: filepath.Join(work, fmt.Sprintf("w%d", i)),
-				Self: o.Self, Logger: log, DiskCheck: time.Minute})
-			if err != nil && ctx.Err() == nil {
-				errs <- err
-				cancel()
-			}
-		}(i)
-	}
-	defer wg.Wait()
-	addrs = append(addrs, o.Workers...)
-	b, err := dmake.ParseBuild(strings.NewReader(text), len(addrs))
-	if err != nil {
-		return err
-	}
-	var done atomic.Int64
-	h := &progressHandler{Handler: log.Handler(), done: func() {
-		d := done.Add(1)
-		if d%25 == 0 || int(d) == n {
-			progress("build: %d/%d targets done", d, n)
-		}
-	}}
-	err = dmake.RunMaster(ctx, dmake.MasterOptions{Logger: slog.New(h), MasterConfig: dmake.MasterConfig{
-		Workers: addrs, Build: b, Slots: o.Slots}})
-	cancel()
-	select {
-	case werr := <-errs:
-		if err == nil {
-			err = werr
-		}
-	default:
-	}
-	if err != nil {
-		return fmt.Errorf("webanalyzer: build: %w", err)
-	}
-	return nil
-}
-
-// progressHandler counts the master's "target done" records.
-type progressHandler struct {
-	slog.Handler
-	done func()
-}
-
-func (h *progressHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelInfo || h.Handler.Enabled(ctx, l)
-}
-
-func (h *progressHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == "dmake master: target done" {
-		h.done()
-	}
-	if !h.Handler.Enabled(ctx, r.Level) {
-		return nil
-	}
-	return h.Handler.Handle(ctx, r)
-}
-
-func (h *progressHandler) WithAttrs(a []slog.Attr) slog.Handler {
-	return &progressHandler{Handler: h.Handler.WithAttrs(a), done: h.done}
-}
-
-func (h *progressHandler) WithGroup(g string) slog.Handler {
-	return &progressHandler{Handler: h.Handler.WithGroup(g), done: h.done}
 }
 
 func haveAll(dir string, files []string) bool {
