@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/trawl/trawl/internal/index"
 )
@@ -70,14 +71,30 @@ func (d *Destination) Submit(ctx context.Context, batch []Operation, cb Callback
 	return nil
 }
 
-// Close implements Session: it stops waiting for the index and returns
-// when the batches under way have ended.
+// closeGrace is how long Close lets the batches under way finish (the
+// index persisting them) before it stops waiting for them.
+const closeGrace = 5 * time.Second
+
+// Close implements Session: it lets the batches under way end, for at
+// most closeGrace (their operations answered ok need not be sent again),
+// then stops waiting for the index; it returns when they have ended.
 func (d *Destination) Close() error {
 	d.mu.Lock()
 	d.closed = true
 	d.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		d.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 	d.cancel()
-	d.wg.Wait()
+	<-done
 	return nil
 }
 

@@ -19,6 +19,18 @@
 // Suspending a target (CMD_ADM_CONF_FEEDING_SUSPEND, or paused in the
 // configuration) stops its submissions while the operations keep queueing.
 //
+// Batches are sized by bytes and time, not by a count: while a batch of a
+// target is in flight, the next is claimed only once a full batch
+// (BatchBytes at the average operation size seen, or BatchOps) waits, or
+// BatchDelay has passed; with none in flight whatever waits goes at once.
+// The outbox keeps, per destination, a cursor below which every queued
+// operation is claimed, so that Claim seeks past the operations in flight
+// and the tombstones of acknowledged ones; a Put or Release of a key
+// below it moves it back. A Destination's Close lets the batches under way
+// finish (at most 5 s) before it stops waiting for the index, so a session
+// torn down after a failure does not throw away batches the index is
+// persisting.
+//
 // Session is the seam for MS-FSCDFT content distributors: today's
 // implementation is Destination, which applies batches to an in-process
 // internal/index; a distributor client will implement the same interface

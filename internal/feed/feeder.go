@@ -21,9 +21,18 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 
 // FeederOptions configure a Feeder. Zero values take the defaults.
 type FeederOptions struct {
-	// BatchOps and BatchBytes cap a batch (default 100 operations, 8 MiB).
+	// BatchOps and BatchBytes cap a batch (default 4,096 operations,
+	// 8 MiB). Batches are sized by bytes and time: while a batch of the
+	// target is in flight, the next one is claimed only when a full batch
+	// (BatchOps, or BatchBytes by the average size of the operations
+	// claimed so far) waits, or BatchDelay has passed; with none in
+	// flight, whatever waits goes at once. So a destination that keeps up
+	// gets small batches soon, and one that lags gets few large ones
+	// (bleve builds and merges fewer segments).
 	BatchOps   int
 	BatchBytes int
+	// BatchDelay bounds how long a partial batch waits (default 100ms).
+	BatchDelay time.Duration
 	// Window is the number of batches per target submitted and not yet
 	// fully answered (default 4).
 	Window int
@@ -87,6 +96,9 @@ type target struct {
 	fails     int  // consecutive failures, for the backoff
 	inflight  map[*batch]struct{}
 	stats     TargetStats
+	// claimedOps and claimedBytes (the run loop's) give the average size
+	// of an operation, for fullBatch.
+	claimedOps, claimedBytes int64
 }
 
 // batch is a submitted batch; guarded by its target's mu.
@@ -105,7 +117,10 @@ func NewFeeder(ob *Outbox, targets []Target, dial Dialer, o FeederOptions) (*Fee
 		return nil, errors.New("feed: no targets")
 	}
 	if o.BatchOps <= 0 {
-		o.BatchOps = 100
+		o.BatchOps = 4096
+	}
+	if o.BatchDelay <= 0 {
+		o.BatchDelay = 100 * time.Millisecond
 	}
 	if o.BatchBytes <= 0 {
 		o.BatchBytes = 8 << 20
@@ -273,6 +288,8 @@ func (f *Feeder) runTarget(ctx context.Context, tg *target) {
 		}
 		return true
 	}
+	var deferred <-chan time.Time // BatchDelay's timer while a partial batch waits
+	due := false
 	for ctx.Err() == nil {
 		changed := f.ob.Changed()
 		tg.mu.Lock()
@@ -314,6 +331,21 @@ func (f *Feeder) runTarget(ctx context.Context, tg *target) {
 			tg.sessionUp = true
 			tg.mu.Unlock()
 		}
+		if inflight > 0 && !due && !f.fullBatch(tg) {
+			if deferred == nil {
+				deferred = f.o.Clock.After(f.o.BatchDelay)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tg.wake:
+			case <-changed:
+			case <-deferred:
+				due = true
+			}
+			continue
+		}
+		deferred, due = nil, false
 		ops, err := f.ob.Claim(tg.t.Name, f.o.BatchOps, f.o.BatchBytes)
 		if err != nil {
 			f.log.Error("feed: outbox claim failed", "target", tg.t.Name, "err", err)
@@ -328,6 +360,8 @@ func (f *Feeder) runTarget(ctx context.Context, tg *target) {
 		}
 		b := &batch{waiting: make(map[uint64]Operation, len(ops))}
 		for _, op := range ops {
+			tg.claimedOps++
+			tg.claimedBytes += int64(op.Size())
 			b.waiting[op.Seq] = Operation{Seq: op.Seq, Kind: op.Kind, URI: op.URI}
 		}
 		tg.mu.Lock()
@@ -341,6 +375,19 @@ func (f *Feeder) runTarget(ctx context.Context, tg *target) {
 			tg.fail()
 		}
 	}
+}
+
+// fullBatch reports whether a full batch of tg's operations waits in the
+// outbox.
+func (f *Feeder) fullBatch(tg *target) bool {
+	n := f.ob.Unclaimed(tg.t.Name)
+	if n >= f.o.BatchOps {
+		return true
+	}
+	if tg.claimedOps == 0 {
+		return n > 0
+	}
+	return int64(n)*tg.claimedBytes/tg.claimedOps >= int64(f.o.BatchBytes)
 }
 
 func (tg *target) fail() {

@@ -70,7 +70,13 @@ type Outbox struct {
 	seq     uint64
 	claimed map[uint64]claim
 	pending map[string]int // destination -> operations not yet acknowledged
-	changed chan struct{}  // closed and replaced on every Put
+	// nclaimed counts the claimed operations per destination; cursor is,
+	// per destination, a queue key below which every operation is claimed
+	// (or gone), so that Claim seeks past the operations in flight and the
+	// deletion tombstones of those acknowledged instead of scanning them.
+	nclaimed map[string]int
+	cursor   map[string][]byte
+	changed  chan struct{} // closed and replaced on every Put
 }
 
 // claim is an operation handed out and not yet acknowledged or released.
@@ -107,12 +113,14 @@ func NewOutbox(db *pebble.DB, o OutboxOptions) (*Outbox, error) {
 		o.Prefix = "feed/"
 	}
 	ob := &Outbox{
-		db:      db,
-		prefix:  []byte(o.Prefix),
-		wopt:    pebble.Sync,
-		claimed: map[uint64]claim{},
-		pending: map[string]int{},
-		changed: make(chan struct{}),
+		db:       db,
+		prefix:   []byte(o.Prefix),
+		wopt:     pebble.Sync,
+		claimed:  map[uint64]claim{},
+		pending:  map[string]int{},
+		nclaimed: map[string]int{},
+		cursor:   map[string][]byte{},
+		changed:  make(chan struct{}),
 	}
 	if o.NoSync {
 		ob.wopt = pebble.NoSync
@@ -254,6 +262,7 @@ func (ob *Outbox) PutWith(b *pebble.Batch, commit func() error, ops ...Operation
 	seqs := make([]uint64, len(ops))
 	seq := ob.seq
 	delta := map[string]int{}
+	lowered := map[string][]byte{} // per destination, the lowest queue key written
 	// Within this call, a later op on a URI also supersedes an earlier one.
 	written := map[string][]byte{}
 	for i := range ops {
@@ -287,8 +296,12 @@ func (ob *Outbox) PutWith(b *pebble.Batch, commit func() error, ops ...Operation
 			return nil, err
 		}
 		rank := rankOf(op.Priority)
-		if err := b.Set(ob.qKey(op.Destination, rank, seq), val, nil); err != nil {
+		qk := ob.qKey(op.Destination, rank, seq)
+		if err := b.Set(qk, val, nil); err != nil {
 			return nil, fmt.Errorf("feed: outbox: %w", err)
+		}
+		if c, ok := lowered[op.Destination]; !ok || bytes.Compare(qk, c) < 0 {
+			lowered[op.Destination] = qk
 		}
 		uv := binary.BigEndian.AppendUint64([]byte{rank}, seq)
 		if err := b.Set(uk, uv, nil); err != nil {
@@ -306,6 +319,9 @@ func (ob *Outbox) PutWith(b *pebble.Batch, commit func() error, ops ...Operation
 	ob.seq = seq
 	for d, n := range delta {
 		ob.pending[d] += n
+	}
+	for d, k := range lowered {
+		ob.lowerCursor(d, k)
 	}
 	close(ob.changed)
 	ob.changed = make(chan struct{})
@@ -352,8 +368,16 @@ func (ob *Outbox) Claim(dest string, maxOps, maxBytes int) ([]Operation, error) 
 	defer it.Close()
 	var ops []Operation
 	size := 0
-	for it.First(); it.Valid() && len(ops) < maxOps; it.Next() {
+	// next is the key just past the last one examined; left the first one
+	// examined and not claimed: the next Claim starts at the lower.
+	var next, left []byte
+	valid := it.First()
+	if c := ob.cursor[dest]; c != nil {
+		valid = it.SeekGE(c)
+	}
+	for ; valid && len(ops) < maxOps; valid = it.Next() {
 		_, _, seq, ok := ob.parseQKey(it.Key())
+		next = append(append(next[:0], it.Key()...), 0)
 		if !ok {
 			continue
 		}
@@ -361,6 +385,9 @@ func (ob *Outbox) Claim(dest string, maxOps, maxBytes int) ([]Operation, error) 
 			continue
 		}
 		if ob.syncClaim && seq > ob.synced {
+			if left == nil {
+				left = append([]byte(nil), it.Key()...)
+			}
 			continue // not known to be durable yet
 		}
 		var op Operation
@@ -368,6 +395,9 @@ func (ob *Outbox) Claim(dest string, maxOps, maxBytes int) ([]Operation, error) 
 			return nil, fmt.Errorf("feed: outbox key %x: %w", it.Key(), err)
 		}
 		if len(ops) > 0 && size+op.Size() > maxBytes {
+			if left == nil {
+				left = append([]byte(nil), it.Key()...)
+			}
 			break
 		}
 		size += op.Size()
@@ -383,7 +413,30 @@ func (ob *Outbox) Claim(dest string, maxOps, maxBytes int) ([]Operation, error) 
 		}
 		return nil, fmt.Errorf("feed: outbox: %w", err)
 	}
+	ob.nclaimed[dest] += len(ops)
+	switch {
+	case left != nil:
+		ob.cursor[dest] = left
+	case next != nil:
+		ob.cursor[dest] = next
+	}
 	return ops, nil
+}
+
+// lowerCursor makes sure Claim sees the unclaimed operation at key k of
+// dest.
+func (ob *Outbox) lowerCursor(dest string, k []byte) {
+	if c, ok := ob.cursor[dest]; ok && bytes.Compare(k, c) < 0 {
+		ob.cursor[dest] = append([]byte(nil), k...)
+	}
+}
+
+// Unclaimed returns the number of operations of dest that wait to be
+// claimed.
+func (ob *Outbox) Unclaimed(dest string) int {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	return ob.pending[dest] - ob.nclaimed[dest]
 }
 
 // Ack deletes claimed operations: their destination has them.
@@ -412,6 +465,7 @@ func (ob *Outbox) Ack(seqs ...uint64) error {
 	for _, seq := range done {
 		dest, _, _, _ := ob.parseQKey(ob.claimed[seq].qkey)
 		ob.pending[dest]--
+		ob.nclaimed[dest]--
 		delete(ob.claimed, seq)
 	}
 	return nil
@@ -475,11 +529,22 @@ func (ob *Outbox) Release(seqs ...uint64) error {
 	if err := b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("feed: outbox: %w", err)
 	}
+	gone := make(map[uint64]bool, len(dropped))
 	for _, seq := range dropped {
 		dest, _, _, _ := ob.parseQKey(ob.claimed[seq].qkey)
 		ob.pending[dest]--
+		gone[seq] = true
 	}
 	for _, seq := range seqs {
+		c, ok := ob.claimed[seq]
+		if !ok {
+			continue
+		}
+		dest, _, _, _ := ob.parseQKey(c.qkey)
+		ob.nclaimed[dest]--
+		if !gone[seq] {
+			ob.lowerCursor(dest, c.qkey)
+		}
 		delete(ob.claimed, seq)
 	}
 	return nil

@@ -1,7 +1,15 @@
 // Package index is trawl's embedded full-text index and its search API.
 //
-// An Index is a bleve index (scorch segments) under one directory. Each
-// document is one URL in one content collection; its fields are:
+// An Index is one or more partitions under one directory, each a bleve
+// index (scorch segments) with its versions sidecar (versions.go); a
+// document lives in the partition of a hash of its ID (partition.go).
+// Apply applies a batch's documents to their partitions in parallel, and
+// Search queries every partition through a bleve index alias, which merges
+// the hits by score. Each partition scores with its own term statistics
+// (bleve's tf-idf has no global statistics), so the order of close hits
+// may differ from one partition's; one partition (the default) keeps the
+// order exactly. Each document is one URL in one content collection; its
+// fields are:
 //
 //	url         the document's URL (keyword, stored)
 //	site        the host name, lower case (keyword, stored)
@@ -23,7 +31,14 @@
 // operation whose version is not newer is skipped. A resent operation is
 // therefore never a double entry, and a stale one never undoes a newer one.
 // Apply returns only once bleve has persisted the batch, so a caller may
-// forget an operation as soon as Apply says it is applied.
+// forget an operation as soon as Apply says it is applied. bleve runs with
+// unsafe_batch: its Batch returns once the batch is searchable, and Apply
+// waits for the batch's persisted callback with the partition unlocked,
+// so the next batch is analysed and its segment built while this one is
+// written and fsynced (before, Batch itself waited for the persister with
+// the lock held, and batches went through one at a time). The versions of
+// batches handed to bleve and not yet saved are kept in memory, so that a
+// later batch's version check sees them.
 //
 // Search parses a query language of its own (see ParseQuery): words (all must
 // match), "quoted phrases", -exclusions, site: and type: filters. Scores are

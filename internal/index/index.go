@@ -120,19 +120,40 @@ type Options struct {
 	// RerankWindow is how many of the best hits by text score are re-sorted
 	// by score*(1+rank) (default 100).
 	RerankWindow int
+	// Partitions is the number of partitions of a new index (default 1,
+	// at most MaxPartitions): batches are applied to them in parallel
+	// and searches query them all (partition.go).
+	Partitions int
 }
 
-// Index is an open full-text index. Its methods are safe for concurrent use.
+// Index is an open full-text index: one or more partitions (bleve indexes
+// with their version sidecars), documents placed by a hash of their ID.
+// Its methods are safe for concurrent use.
 type Index struct {
-	b      bleve.Index
-	vers   *pebble.DB // document versions (versions.go); nil when read-only and none were written
+	parts  []*part
+	search bleve.Index // the only partition, or an alias over all of them
 	opts   Options
 	dir    string
-	mu     sync.Mutex // serializes Apply's version check and batch
+	mu     sync.Mutex // guards closed
 	closed bool
 }
 
-// Open opens the index in dir, creating it when opts.Create is set.
+// part is one partition: a bleve index and its document versions.
+type part struct {
+	b    bleve.Index
+	vers *pebble.DB // document versions (versions.go); nil when read-only and none were written
+	ro   bool
+	mu   sync.Mutex // serializes Apply's version check and batch
+	// unsaved holds the versions of batches given to bleve whose versions
+	// are not yet in vers (guarded by mu): the version check of a later
+	// Apply sees them.
+	unsaved map[string]uint64
+	closed  bool
+}
+
+// Open opens the index in dir, creating it when opts.Create is set (with
+// opts.Partitions partitions; an existing index keeps the number it was
+// created with, see partition.go).
 func Open(dir string, opts Options) (*Index, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = 2 * time.Second
@@ -140,7 +161,40 @@ func Open(dir string, opts Options) (*Index, error) {
 	if opts.RerankWindow <= 0 {
 		opts.RerankWindow = 100
 	}
-	cfg := map[string]interface{}{"bolt_timeout": opts.LockTimeout.String()}
+	dirs, err := partitionDirs(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	ix := &Index{opts: opts, dir: dir}
+	for _, d := range dirs {
+		p, err := openPart(d, opts)
+		if err != nil {
+			for _, q := range ix.parts {
+				_ = q.close()
+			}
+			return nil, err
+		}
+		ix.parts = append(ix.parts, p)
+	}
+	if len(ix.parts) == 1 {
+		ix.search = ix.parts[0].b
+	} else {
+		bs := make([]bleve.Index, len(ix.parts))
+		for i, p := range ix.parts {
+			bs[i] = p.b
+		}
+		ix.search = bleve.NewIndexAlias(bs...)
+	}
+	return ix, nil
+}
+
+// openPart opens (or creates) one partition in dir.
+func openPart(dir string, opts Options) (*part, error) {
+	// unsafe_batch: Batch returns once the batch is searchable, not once
+	// it is persisted; Apply waits for the persisted callback instead,
+	// with the partition unlocked, so that the next batch is analysed and
+	// built while this one is written (see doc.go).
+	cfg := map[string]interface{}{"bolt_timeout": opts.LockTimeout.String(), "unsafe_batch": true}
 	if opts.ReadOnly {
 		cfg["read_only"] = true
 	}
@@ -168,12 +222,12 @@ func Open(dir string, opts Options) (*Index, error) {
 		}
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
 	}
-	ix := &Index{b: b, opts: opts, dir: dir}
-	if ix.vers, err = openVersions(dir, opts.ReadOnly); err != nil {
+	p := &part{b: b, ro: opts.ReadOnly, unsaved: map[string]uint64{}}
+	if p.vers, err = openVersions(dir, opts.ReadOnly); err != nil {
 		b.Close()
 		return nil, err
 	}
-	return ix, nil
+	return p, nil
 }
 
 func newMapping() (*mapping.IndexMappingImpl, error) {
@@ -246,9 +300,23 @@ func (ix *Index) Close() error {
 		return nil
 	}
 	ix.closed = true
-	err := ix.b.Close()
-	if ix.vers != nil {
-		err = errors.Join(err, ix.vers.Close())
+	var err error
+	for _, p := range ix.parts {
+		err = errors.Join(err, p.close())
+	}
+	return err
+}
+
+func (p *part) close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	err := p.b.Close()
+	if p.vers != nil {
+		err = errors.Join(err, p.vers.Close())
 	}
 	if err != nil {
 		return fmt.Errorf("index: close: %w", err)
@@ -263,24 +331,22 @@ func DocID(collection, rawURL string) string {
 
 func versionKey(id string) []byte { return append([]byte("v\x00"), id...) }
 
-// Apply applies ops in order, idempotently (see Op.Version), and returns
-// once the changes are persisted. If it fails, none or some of the ops may
-// have been applied; applying them again is safe.
-func (ix *Index) Apply(ctx context.Context, ops []Op) (ApplyResult, error) {
+// apply applies ops, all of this partition, as Apply says.
+func (p *part) apply(ctx context.Context, ops []Op) (ApplyResult, error) {
 	var res ApplyResult
-	ix.mu.Lock()
-	if ix.closed {
-		ix.mu.Unlock()
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
 		return res, ErrClosed
 	}
-	r, err := ix.b.Advanced()
+	r, err := p.b.Advanced()
 	if err != nil {
-		ix.mu.Unlock()
+		p.mu.Unlock()
 		return res, fmt.Errorf("index: %w", err)
 	}
 	reader, err := r.Reader()
 	if err != nil {
-		ix.mu.Unlock()
+		p.mu.Unlock()
 		return res, fmt.Errorf("index: reader: %w", err)
 	}
 	// The last op per document wins when its version is the highest.
@@ -293,60 +359,64 @@ func (ix *Index) Apply(ctx context.Context, ops []Op) (ApplyResult, error) {
 	for _, op := range ops {
 		if op.Version == 0 {
 			_ = reader.Close()
-			ix.mu.Unlock()
+			p.mu.Unlock()
 			return res, fmt.Errorf("index: op for %q has version 0", op.Doc.URL)
 		}
 		if op.Doc.URL == "" {
 			_ = reader.Close()
-			ix.mu.Unlock()
+			p.mu.Unlock()
 			return res, errors.New("index: op without URL")
 		}
 		id := DocID(op.Doc.Collection, op.Doc.URL)
-		p, ok := latest[id]
+		pd, ok := latest[id]
 		if !ok {
-			stored, err := ix.version(reader.GetInternal, id)
+			stored, inBatch := p.unsaved[id]
+			var err error
+			if !inBatch {
+				stored, err = p.version(reader.GetInternal, id)
+			}
 			if err != nil {
 				_ = reader.Close()
-				ix.mu.Unlock()
+				p.mu.Unlock()
 				return res, fmt.Errorf("index: version of %q: %w", op.Doc.URL, err)
 			}
-			p = &pending{ver: stored}
-			latest[id] = p
+			pd = &pending{ver: stored}
+			latest[id] = pd
 			order = append(order, id)
 		}
-		if op.Version <= p.ver {
+		if op.Version <= pd.ver {
 			res.Skipped++
 			continue
 		}
-		if p.op.Version != 0 {
+		if pd.op.Version != 0 {
 			res.Skipped++ // superseded inside this batch
 		}
-		p.op, p.ver = op, op.Version
+		pd.op, pd.ver = op, op.Version
 	}
 	_ = reader.Close()
-	batch := ix.b.NewBatch()
+	batch := p.b.NewBatch()
 	applied := make([]appliedVersion, 0, len(order))
 	for _, id := range order {
-		p := latest[id]
-		if p.op.Version == 0 {
+		pd := latest[id]
+		if pd.op.Version == 0 {
 			continue
 		}
 		res.Applied++
-		if p.op.Remove {
+		if pd.op.Remove {
 			batch.Delete(id)
-		} else if err := batch.Index(id, fields(p.op.Doc)); err != nil {
-			ix.mu.Unlock()
-			return ApplyResult{}, fmt.Errorf("index: %q: %w", p.op.Doc.URL, err)
+		} else if err := batch.Index(id, fields(pd.op.Doc)); err != nil {
+			p.mu.Unlock()
+			return ApplyResult{}, fmt.Errorf("index: %q: %w", pd.op.Doc.URL, err)
 		}
-		applied = append(applied, appliedVersion{id, p.op.Version})
-		if ix.vers == nil {
+		applied = append(applied, appliedVersion{id, pd.op.Version})
+		if p.vers == nil {
 			var v [8]byte
-			binary.BigEndian.PutUint64(v[:], p.op.Version)
+			binary.BigEndian.PutUint64(v[:], pd.op.Version)
 			batch.SetInternal(versionKey(id), v[:])
 		}
 	}
 	if batch.Size() == 0 {
-		ix.mu.Unlock()
+		p.mu.Unlock()
 		return res, nil
 	}
 	persisted := make(chan error, 1)
@@ -356,11 +426,17 @@ func (ix *Index) Apply(ctx context.Context, ops []Op) (ApplyResult, error) {
 		default:
 		}
 	})
-	err = ix.b.Batch(batch)
-	ix.mu.Unlock()
+	err = p.b.Batch(batch)
+	if err == nil {
+		for _, a := range applied {
+			p.unsaved[a.id] = a.ver
+		}
+	}
+	p.mu.Unlock()
 	if err != nil {
 		return ApplyResult{}, fmt.Errorf("index: batch: %w", err)
 	}
+	defer p.forget(applied)
 	select {
 	case err := <-persisted:
 		if err != nil {
@@ -369,10 +445,22 @@ func (ix *Index) Apply(ctx context.Context, ops []Op) (ApplyResult, error) {
 	case <-ctx.Done():
 		return ApplyResult{}, fmt.Errorf("index: waiting for persistence: %w", ctx.Err())
 	}
-	if err := ix.saveVersions(applied); err != nil {
+	if err := p.saveVersions(applied); err != nil {
 		return ApplyResult{}, err
 	}
 	return res, nil
+}
+
+// forget drops the versions of applied from unsaved, unless a later batch
+// has replaced them.
+func (p *part) forget(applied []appliedVersion) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, a := range applied {
+		if p.unsaved[a.id] == a.ver {
+			delete(p.unsaved, a.id)
+		}
+	}
 }
 
 // fields is the bleve document of d.
@@ -490,7 +578,7 @@ func TypeOf(mime string) string {
 
 // Count returns the number of documents in the index.
 func (ix *Index) Count() (uint64, error) {
-	n, err := ix.b.DocCount()
+	n, err := ix.search.DocCount()
 	if err != nil {
 		return 0, fmt.Errorf("index: count: %w", err)
 	}
@@ -513,14 +601,15 @@ type Stored struct {
 func (ix *Index) Lookup(ctx context.Context, collection, rawURL string) (Stored, error) {
 	id := DocID(collection, rawURL)
 	var st Stored
-	v, err := ix.version(ix.b.GetInternal, id)
+	p := ix.partOf(id)
+	v, err := p.version(p.b.GetInternal, id)
 	if err != nil {
 		return st, fmt.Errorf("index: lookup: %w", err)
 	}
 	st.Version = v
 	req := bleve.NewSearchRequest(query.NewDocIDQuery([]string{id}))
 	req.Fields = []string{"*"}
-	res, err := ix.b.SearchInContext(ctx, req)
+	res, err := p.b.SearchInContext(ctx, req)
 	if err != nil {
 		return st, fmt.Errorf("index: lookup: %w", err)
 	}

@@ -113,7 +113,7 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 		req := bleve.NewSearchRequestOptions(bq, window, 0, false)
 		req.Fields = []string{FieldRank}
 		addFacets(req, o.Facets)
-		r, err := ix.b.SearchInContext(ctx, req)
+		r, err := ix.search.SearchInContext(ctx, req)
 		if err != nil {
 			return nil, fmt.Errorf("index: search: %w", err)
 		}
@@ -138,7 +138,7 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 			// The page straddles the window: the rest in text order.
 			req := bleve.NewSearchRequestOptions(bq, o.From+o.Size-max(window, o.From), window, false)
 			req.Fields = []string{FieldRank}
-			r, err := ix.b.SearchInContext(ctx, req)
+			r, err := ix.search.SearchInContext(ctx, req)
 			if err != nil {
 				return nil, fmt.Errorf("index: search: %w", err)
 			}
@@ -153,7 +153,7 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 		req := bleve.NewSearchRequestOptions(bq, o.Size, o.From, false)
 		req.Fields = []string{FieldRank}
 		addFacets(req, o.Facets)
-		r, err := ix.b.SearchInContext(ctx, req)
+		r, err := ix.search.SearchInContext(ctx, req)
 		if err != nil {
 			return nil, fmt.Errorf("index: search: %w", err)
 		}
@@ -177,7 +177,7 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 	req.Fields = []string{FieldURL, FieldTitle, FieldSummary, FieldSite, FieldMIME, FieldType, FieldCollection, FieldModified}
 	req.Highlight = bleve.NewHighlightWithStyle("html")
 	req.Highlight.Fields = []string{FieldTitle, FieldBody}
-	r, err := ix.b.SearchInContext(ctx, req)
+	r, err := ix.search.SearchInContext(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("index: search: %w", err)
 	}

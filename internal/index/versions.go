@@ -55,10 +55,10 @@ type appliedVersion struct {
 
 // version returns the last version applied to document id (0: none);
 // internal reads bleve's internal values for indexes of older trawls.
-func (ix *Index) version(internal func([]byte) ([]byte, error), id string) (uint64, error) {
+func (p *part) version(internal func([]byte) ([]byte, error), id string) (uint64, error) {
 	k := versionKey(id)
-	if ix.vers != nil {
-		v, closer, err := ix.vers.Get(k)
+	if p.vers != nil {
+		v, closer, err := p.vers.Get(k)
 		switch {
 		case err == nil:
 			defer closer.Close()
@@ -78,11 +78,11 @@ func (ix *Index) version(internal func([]byte) ([]byte, error), id string) (uint
 }
 
 // saveVersions records the versions of a persisted batch (fsynced).
-func (ix *Index) saveVersions(vs []appliedVersion) error {
-	if ix.vers == nil || ix.opts.ReadOnly || len(vs) == 0 {
+func (p *part) saveVersions(vs []appliedVersion) error {
+	if p.vers == nil || p.ro || len(vs) == 0 {
 		return nil
 	}
-	b := ix.vers.NewBatch()
+	b := p.vers.NewBatch()
 	var v [8]byte
 	for _, a := range vs {
 		binary.BigEndian.PutUint64(v[:], a.ver)
