@@ -9,7 +9,15 @@ nodes' admin ports), NODE1IP, NODE2IP (the address each node fetches
 from), FARM (the test's request-log server), SITES (the farm's sites,
 host:port, comma-separated), MCXML (the --config file of collection mc),
 CCXML (the configuration of collection cc), FILES (the directory
-AddURIFile and CollectionDeleteURIFile may read)."""
+AddURIFile and CollectionDeleteURIFile may read).
+
+Not observable here: what reaches an index. `trawl node` runs no feeding
+chain, so the Reprocess methods and the index side of the deletions are
+checked by their answers only (and that they fetch nothing). The
+multinode scheduler's statistics are compared with the nodes' over the
+whole crawl (cOmPIEtE): it gets the nodes' counters once a minute
+(CMD_UM_STAT), so after CollectionRefetch its current cycle also holds
+what the nodes counted in the cycle before."""
 
 import json
 import marshal
