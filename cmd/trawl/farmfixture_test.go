@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/trawl/trawl/internal/webfarm"
@@ -30,8 +32,14 @@ type farmFixture struct {
 
 func newFarmFixture(t *testing.T, seed int64, hosts, pages int) *farmFixture {
 	t.Helper()
+	return newFarmFixtureConfig(t, webfarm.DefaultConfig(seed, hosts, pages))
+}
+
+// newFarmFixtureConfig is newFarmFixture with the farm configured by fc
+// (on any free port).
+func newFarmFixtureConfig(t *testing.T, fc webfarm.Config) *farmFixture {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	fc := webfarm.DefaultConfig(seed, hosts, pages)
 	fc.Port = 0
 	farm, err := webfarm.New(fc)
 	if err != nil {
@@ -49,6 +57,10 @@ func newFarmFixture(t *testing.T, seed int64, hosts, pages int) *farmFixture {
 		t.Fatal(err)
 	}
 	f.counts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/host" {
+			json.NewEncoder(w).Encode(hostLog(farm.Requests(), r.URL.Query().Get("host")))
+			return
+		}
 		n := 0
 		u := r.URL.Query().Get("url")
 		for _, req := range farm.Requests() {
@@ -63,12 +75,53 @@ func newFarmFixture(t *testing.T, seed int64, hosts, pages int) *farmFixture {
 	return f
 }
 
+// hostRequests is what the farm saw of one host: the number of requests,
+// the client IP addresses they came from, and the URLs answered 200 but
+// robots.txt (in the order first seen).
+type hostRequests struct {
+	Count   int      `json:"count"`
+	Remotes []string `json:"remotes"`
+	OK      []string `json:"ok"`
+}
+
+func hostLog(reqs []webfarm.Request, host string) hostRequests {
+	out := hostRequests{Remotes: []string{}, OK: []string{}}
+	seenIP, seenOK := map[string]bool{}, map[string]bool{}
+	for _, req := range reqs {
+		if req.Host != host {
+			continue
+		}
+		out.Count++
+		ip, _, err := net.SplitHostPort(req.Remote)
+		if err != nil {
+			ip = req.Remote
+		}
+		if !seenIP[ip] {
+			seenIP[ip] = true
+			out.Remotes = append(out.Remotes, ip)
+		}
+		if req.Status == http.StatusOK && !strings.HasSuffix(req.URL, "/robots.txt") && !seenOK[req.URL] {
+			seenOK[req.URL] = true
+			out.OK = append(out.OK, req.URL)
+		}
+	}
+	return out
+}
+
 // writeXML writes the farm's default crawl as collection name and returns
 // the file's path.
 func (f *farmFixture) writeXML(t *testing.T, name string) string {
 	t.Helper()
+	return f.writeXMLOpts(t, webfarm.XMLOptions{Collection: name, FetchTimeout: 10})
+}
+
+// writeXMLOpts writes the farm's default crawl with opt as collection
+// opt.Collection and returns the file's path.
+func (f *farmFixture) writeXMLOpts(t *testing.T, opt webfarm.XMLOptions) string {
+	t.Helper()
+	name := opt.Collection
 	var x bytes.Buffer
-	if err := webfarm.WriteCrawlXML(&x, f.farm.DefaultCrawl(), webfarm.XMLOptions{Collection: name, FetchTimeout: 10}); err != nil {
+	if err := webfarm.WriteCrawlXML(&x, f.farm.DefaultCrawl(), opt); err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(f.dir, name+".xml")

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/trawl/trawl/internal/webfarm"
+)
+
+// TestAdminMultinodeEveryMethod calls every MS-FSCADM method on a running
+// `trawl multinode` with two `trawl node` processes (real TCP, each node
+// fetching from its own source address) from Python's xmlrpc.client, and
+// checks each call's effect on the crawl: the farm's request log (which
+// node fetched a site, what was fetched, not fetched or fetched again) and
+// the statistics of the multinode scheduler and of each node scheduler.
+// The script, testdata/admin_multinode_all.py, lists what it checks.
+func TestAdminMultinodeEveryMethod(t *testing.T) {
+	py := python(t)
+	// Six plain sites (none of the slow, stalling or trap sites of the
+	// default farm), so that the crawl settles in seconds.
+	fc := webfarm.DefaultConfig(37, 6, 10)
+	fc.HostFeatures = map[int]webfarm.Features{}
+	fx := newFarmFixtureConfig(t, fc)
+	dir := fx.dir
+	files := filepath.Join(dir, "urifiles")
+	if err := os.MkdirAll(files, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// --wait-nodes 2: the sites are spread over both nodes.
+	// mc is crawled with a delay between requests to one site, so that a
+	// site with work queued is crawled for a while (PreemptSite).
+	mcXML := fx.writeXMLOpts(t, webfarm.XMLOptions{Collection: "mc", FetchTimeout: 10, Delay: 0.25})
+	ccXML := fx.writeXML(t, "cc")
+	mns, got := startRole(t, []string{"multinode", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+		"--data", filepath.Join(dir, "mns"), "--hosts-file", fx.hostsFile, "--config", mcXML,
+		"--admin-files", files, "--wait-nodes", "2", "--log-level", "info"},
+		`trawl multinode: HTTP interface on http://([0-9.:]+)/`,
+		`listening for node schedulers" addr=([0-9.:]+)`)
+	env := []string{"MNS=http://" + got[0] + "/RPC2", "FARM=" + fx.counts.URL, "MCXML=" + mcXML, "CCXML=" + ccXML,
+		"FILES=" + files}
+	procs := []*roleProcess{mns}
+	var sites []string
+	for _, h := range fx.farm.Hosts() {
+		sites = append(sites, h.Name+":"+strconv.Itoa(fx.farm.Port()))
+	}
+	env = append(env, "SITES="+strings.Join(sites, ","))
+	for i, id := range []string{"n1", "n2"} {
+		ip := "127.0.0." + strconv.Itoa(i+2)
+		node, ngot := startRole(t, []string{"node", "--id", id, "--multinode", got[1], "--data", filepath.Join(dir, id),
+			"--listen", "127.0.0.1:0", "--source-ip", ip, "--log-level", "info", "--workers", "8"},
+			`trawl node: HTTP interface on http://([0-9.:]+)/`)
+		_, port, _ := strings.Cut(ngot[0], ":")
+		n := strconv.Itoa(i + 1)
+		env = append(env, "NODE"+n+"=http://"+ngot[0]+"/RPC2", "NODE"+n+"PORT="+port, "NODE"+n+"IP="+ip)
+		procs = append(procs, node)
+	}
+	cmd := exec.Command(py, "testdata/admin_multinode_all.py")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	t.Logf("python:\n%s", out)
+	if err != nil {
+		for _, p := range procs {
+			t.Logf("stderr:\n%s", p.stderr.String())
+		}
+		t.Fatalf("python xmlrpc.client script failed: %v", err)
+	}
+}
