@@ -57,6 +57,10 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl multinode: unexpected argument %q\n", fs.Arg(0))
 		return errUsage
 	}
+	if err := adm.checkListen(*adminListen, "--admin-listen"); err != nil {
+		fmt.Fprintf(env.stderr, "trawl multinode: %v\n", err)
+		return errUsage
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		fmt.Fprintf(env.stderr, "trawl multinode: bad --log-level %q\n", *logLevel)

@@ -50,6 +50,10 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintln(env.stderr, "trawl node: --id and --multinode are required, and no arguments")
 		return errUsage
 	}
+	if err := adm.checkListen(*listen, "--listen"); err != nil {
+		fmt.Fprintf(env.stderr, "trawl node: %v\n", err)
+		return errUsage
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
 		fmt.Fprintf(env.stderr, "trawl node: bad --log-level %q\n", *logLevel)

@@ -115,6 +115,10 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		return errUsage
 	}
 	o.adm.level = level
+	if err := o.adm.checkListen(o.listen, "--listen"); err != nil {
+		fmt.Fprintf(env.stderr, "trawl run: %v\n", err)
+		return errUsage
+	}
 	if err := os.MkdirAll(o.data, 0o755); err != nil {
 		return err
 	}

@@ -31,6 +31,7 @@ import (
 type adminFlags struct {
 	token, user, password string
 	files                 string
+	insecureListen        bool
 	// level is the process's log level, set once the logger exists.
 	level *adminLevel
 }
@@ -39,11 +40,18 @@ func (f *adminFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.token, "admin-token", "", "require this token (Authorization: Bearer, or as a basic-auth password) on the HTTP interface's admin API, status page and metrics")
 	fs.StringVar(&f.user, "admin-user", "", "require basic authentication with this user (and --admin-password)")
 	fs.StringVar(&f.password, "admin-password", "", "password for --admin-user")
+	fs.BoolVar(&f.insecureListen, "insecure-listen", false, "allow the HTTP interface on a non-loopback address without --admin-token or --admin-user (anyone who reaches it may administer the crawler)")
 	fs.StringVar(&f.files, "admin-files", "", "directory AddURIFile and CollectionDeleteURIFile may read URI files from (default: none, they are refused)")
 }
 
 func (f *adminFlags) auth() admin.Auth {
 	return admin.Auth{Token: f.token, User: f.user, Password: f.password}
+}
+
+// checkListen refuses an HTTP interface on a non-loopback addr without
+// authentication, unless --insecure-listen.
+func (f *adminFlags) checkListen(addr, flag string) error {
+	return admin.CheckListen(addr, flag, f.auth(), f.insecureListen)
 }
 
 // adminLevel is a process's log level: the MS-FSCADM bitmask
@@ -189,11 +197,7 @@ func (a *crawlAdmin) status(ctx context.Context) (*admin.StatusReport, error) {
 // listenMessage is the line a process prints once its HTTP interface
 // listens.
 func listenMessage(cmd, addr string) string {
-	host := addr
-	if strings.HasPrefix(host, "[::]:") || strings.HasPrefix(host, "0.0.0.0:") {
-		host = "127.0.0.1" + host[strings.LastIndex(host, ":"):]
-	}
-	return fmt.Sprintf("trawl %s: HTTP interface on http://%s/ (admin API /RPC2, status /status, metrics /metrics)\n", cmd, host)
+	return fmt.Sprintf("trawl %s: HTTP interface on %s (admin API /RPC2, status /status, metrics /metrics)\n", cmd, admin.ListenURL(addr))
 }
 
 // newRunAdmin builds the administration side of trawl run: the backend in
