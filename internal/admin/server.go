@@ -25,6 +25,10 @@ const FaultCode = 1
 // configuration internal/config reads, escaped.
 const DefaultMaxRequest = 2*config.MaxFileSize + 1<<16
 
+// MaxFault caps a fault string: a configuration's error list fits, a name
+// or value sent back whole does not.
+const MaxFault = 64 << 10
+
 // ServerOptions tune a Server. The zero value is usable.
 type ServerOptions struct {
 	// Logger receives one debug record per call and one warning per fault
@@ -168,6 +172,9 @@ func (s *Server) Dispatch(ctx context.Context, call *xmlrpc.Call) []byte {
 		err = fmt.Errorf("encoding the result: %w", encErr)
 	}
 	msg := err.Error()
+	if len(msg) > MaxFault {
+		msg = msg[:MaxFault] + "...(truncated)"
+	}
 	var fe *faultError
 	if !errors.As(err, &fe) {
 		msg = call.Method + ": " + msg
@@ -184,7 +191,7 @@ func (s *Server) call(ctx context.Context, call *xmlrpc.Call) (v xmlrpc.Value, e
 		if call.Method == "GetNodeSchedulerXmlRpcPort" { // the spelling of 2.2.8.2's text
 			m = s.methods["GetNodeSchedulerXmlRpcPorts"]
 		} else {
-			return nil, faultf("unknown method %q%s", call.Method, s.suggest(call.Method))
+			return nil, faultf("unknown method %q%s", config.Clip(call.Method), s.suggest(call.Method))
 		}
 	}
 	if !variadic[m.name] {
@@ -203,6 +210,9 @@ func (s *Server) call(ctx context.Context, call *xmlrpc.Call) (v xmlrpc.Value, e
 }
 
 func (s *Server) suggest(name string) string {
+	if len(name) > config.MaxSuggestName {
+		return ""
+	}
 	lower := strings.ToLower(name)
 	for _, n := range s.names {
 		if strings.ToLower(n) == lower {
@@ -228,7 +238,7 @@ func (s *Server) addSystemMethods() {
 		call: func(ctx context.Context, s *Server, a args) (xmlrpc.Value, error) {
 			m, ok := s.methods[a.str(0)]
 			if !ok {
-				return nil, faultf("system.methodHelp: unknown method %q", a.str(0))
+				return nil, faultf("system.methodHelp: unknown method %q", config.Clip(a.str(0)))
 			}
 			return xmlrpc.String(m.describe()), nil
 		}}
@@ -237,7 +247,7 @@ func (s *Server) addSystemMethods() {
 		call: func(ctx context.Context, s *Server, a args) (xmlrpc.Value, error) {
 			m, ok := s.methods[a.str(0)]
 			if !ok {
-				return nil, faultf("system.methodSignature: unknown method %q", a.str(0))
+				return nil, faultf("system.methodSignature: unknown method %q", config.Clip(a.str(0)))
 			}
 			if variadic[m.name] {
 				return xmlrpc.String("undef"), nil

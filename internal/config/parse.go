@@ -107,10 +107,13 @@ func Parse(name string, data []byte, opts *Options) (*Config, error) {
 }
 
 type parser struct {
-	file  string
-	cx    *checkContext
-	errs  ErrorList
-	warns ErrorList
+	// suggestions counts the did-you-mean searches made, at most
+	// maxSuggestions per file.
+	suggestions int
+	file        string
+	cx          *checkContext
+	errs        ErrorList
+	warns       ErrorList
 	// coll is the collection being built (for messages).
 	coll string
 }
@@ -127,6 +130,20 @@ func (p *parser) warn(e *Error) {
 	if len(p.warns) < maxErrors {
 		p.warns = append(p.warns, e)
 	}
+}
+
+// maxSuggestions bounds the did-you-mean searches of one file: each costs
+// an edit distance against every candidate name.
+const maxSuggestions = 100
+
+// suggest is the package's suggest while the file has searches left and
+// room for errors.
+func (p *parser) suggest(name string, candidates []string) string {
+	if p.suggestions >= maxSuggestions || len(p.errs) >= maxErrors {
+		return ""
+	}
+	p.suggestions++
+	return suggest(name, candidates)
 }
 
 func (p *parser) errorf(line int, param, section, format string, args ...any) {
@@ -213,7 +230,7 @@ func (p *parser) decode(data []byte) *node {
 				if top.tag == "" {
 					where = "as the root element (want <CrawlerConfig>)"
 				}
-				p.errorf(line, "", "", "unknown element <%s> %s%s", t.Name.Local, where, suggest(t.Name.Local, allowed))
+				p.errorf(line, "", "", "unknown element <%s> %s%s", Clip(t.Name.Local), where, p.suggest(t.Name.Local, allowed))
 				if err := d.Skip(); err != nil {
 					p.errorf(line, "", "", "XML syntax error: %v", err)
 					return doc
@@ -488,7 +505,7 @@ func (p *parser) unknownSection(def *SectionDef, n *node, sc scope) {
 		p.errorf(n.line, "", sc.section(n.name), "%s is a parameter (an attrib), not a section", n.name)
 		return
 	}
-	p.errorf(n.line, "", sc.section(n.name), "unknown section%s", suggest(n.name, names))
+	p.errorf(n.line, "", sc.section(n.name), "unknown section%s", p.suggest(n.name, names))
 }
 
 // attrib adds one attrib to sec.
@@ -596,8 +613,11 @@ func (p *parser) unknownParam(def *SectionDef, n *node, sc scope) {
 		p.errorf(n.line, path, "", "%s is a section, not an attrib", n.name)
 		return
 	}
-	msg := "unknown parameter" + suggest(n.name, def.names())
-	if !strings.Contains(msg, "did you mean") {
+	if len(p.errs) >= maxErrors {
+		return
+	}
+	msg := "unknown parameter" + p.suggest(n.name, def.names())
+	if !strings.Contains(msg, "did you mean") && len(n.name) <= MaxSuggestName {
 		if homes := Spec().paramHomes(n.name); len(homes) > 0 {
 			msg += fmt.Sprintf(" in %s (it is a parameter of section %s)", sc.kind, strings.Join(homes, ", "))
 		}
