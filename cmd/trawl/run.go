@@ -92,6 +92,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&o.progress, "progress", "auto", "live progress line: auto (on a terminal), on, off")
 	fs.DurationVar(&o.idleSettle, "idle-settle", 1500*time.Millisecond, "with --once: how long the crawl must stay idle to count as complete")
 	o.adm.register(fs)
+	fs.BoolVar(&o.adm.protectSearch, "search-auth", false, "require the admin API's credential (--admin-token or --admin-user) on the search page and its JSON API too")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -115,6 +116,10 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		return errUsage
 	}
 	o.adm.level = level
+	if o.adm.protectSearch && !o.adm.auth().Enabled() {
+		fmt.Fprintln(env.stderr, "trawl run: --search-auth needs --admin-token or --admin-user")
+		return errUsage
+	}
 	if err := o.adm.checkListen(o.listen, "--listen"); err != nil {
 		fmt.Fprintf(env.stderr, "trawl run: %v\n", err)
 		return errUsage
@@ -338,7 +343,7 @@ type engine struct {
 func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logger) *engine {
 	e := &engine{log: log, mux: http.NewServeMux(), httpAddr: make(chan net.Addr, 1)}
 	e.search = newIndexChain(o, log)
-	e.search.mount(e.mux)
+	e.search.mount(e.mux, o.adm.searchAuth())
 	switch o.listen {
 	case "off":
 	case "":

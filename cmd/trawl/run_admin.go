@@ -32,6 +32,9 @@ type adminFlags struct {
 	token, user, password string
 	files                 string
 	insecureListen        bool
+	// protectSearch puts the search page and API behind the same
+	// credential (trawl run --search-auth).
+	protectSearch bool
 	// level is the process's log level, set once the logger exists.
 	level *adminLevel
 }
@@ -46,6 +49,14 @@ func (f *adminFlags) register(fs *flag.FlagSet) {
 
 func (f *adminFlags) auth() admin.Auth {
 	return admin.Auth{Token: f.token, User: f.user, Password: f.password}
+}
+
+// searchAuth is the authentication of the search page and API.
+func (f *adminFlags) searchAuth() admin.Auth {
+	if !f.protectSearch {
+		return admin.Auth{}
+	}
+	return f.auth()
 }
 
 // checkListen refuses an HTTP interface on a non-loopback addr without

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/index"
 	"github.com/trawl/trawl/internal/nodesched"
@@ -74,12 +75,13 @@ func (s *indexChain) result(r feed.Result) {
 }
 
 // mount adds the search page (/search) and the JSON API (/api/search) to
-// the HTTP interface.
-func (s *indexChain) mount(mux *http.ServeMux) {
+// the HTTP interface, behind auth (the admin API's with --search-auth, or
+// none).
+func (s *indexChain) mount(mux *http.ServeMux, auth admin.Auth) {
 	if s.idx == nil {
 		return
 	}
-	h := index.Handler(s.idx)
+	h := auth.Wrap(index.Handler(s.idx))
 	mux.Handle("GET /search", h)
 	mux.Handle("GET /api/search", h)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/index"
 )
 
@@ -34,6 +35,10 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 	from := fs.Int("from", 0, "skip this many results")
 	size := fs.Int("size", 10, fmt.Sprintf("results per page (at most %d)", index.MaxPageSize))
 	serve := fs.String("serve", "", "serve the search page and API on this address (host:port) until interrupted")
+	var auth admin.Auth
+	fs.StringVar(&auth.Token, "admin-token", "", "with --serve, require this token (Authorization: Bearer, or as a basic-auth password) on the page and API, as the admin API does")
+	fs.StringVar(&auth.User, "admin-user", "", "with --serve, require basic authentication with this user (and --admin-password)")
+	fs.StringVar(&auth.Password, "admin-password", "", "password for --admin-user")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -57,7 +62,7 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 	defer idx.Close()
 
 	if *serve != "" {
-		return serveSearch(ctx, env, idx, *serve)
+		return serveSearch(ctx, env, idx, *serve, auth)
 	}
 	res, err := idx.Search(ctx, query, index.SearchOptions{Collection: *collection, Site: *site, Type: *typ, From: *from, Size: *size})
 	if err != nil {
@@ -88,12 +93,12 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-func serveSearch(ctx context.Context, env *cmdEnv, idx *index.Index, addr string) error {
+func serveSearch(ctx context.Context, env *cmdEnv, idx *index.Index, addr string, auth admin.Auth) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: index.Handler(idx), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: auth.Wrap(index.Handler(idx)), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(env.stdout, "serving search on http://%s/search\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
