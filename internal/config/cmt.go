@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/trawl/trawl/internal/cmt"
 )
@@ -74,6 +75,9 @@ func cmtParams(s *Section) cmt.Params {
 // file; name is used in error messages. Booleans arrive as integers (the
 // wire has no boolean type) and are restored from the definition table.
 func FromCrawlConfig(name string, col cmt.Collection, opts *Options) (*Collection, error) {
+	if !utf8.ValidString(col.Name) {
+		return nil, fmt.Errorf("config: %s: collection name %q is not UTF-8", name, Clip(col.Name))
+	}
 	var b bytes.Buffer
 	b.WriteString("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<CrawlerConfig>\n")
 	fmt.Fprintf(&b, "<DomainSpecification name=%s>\n", xmlAttr(col.Name))
