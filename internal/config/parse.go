@@ -604,6 +604,18 @@ func (p *parser) attrib(sec *Section, n *node, sc scope) {
 	} else if !pd.Honoured {
 		p.warn(&Error{Line: n.line, Collection: p.coll, Param: path, Msg: "not honoured by the crawl yet", NotHonoured: true})
 	}
+	if pd.Name == "regexp" && pd.Type == ListString {
+		for i, re := range prm.Value.List {
+			if NestedQuantifier(re) {
+				line := n.line
+				if i < len(prm.MemberLines) {
+					line = prm.MemberLines[i]
+				}
+				p.warn(&Error{Line: line, Collection: p.coll, Param: path, Msg: fmt.Sprintf("regular expression %q nests quantifiers: "+
+					"on some URIs it backtracks until the match timeout, and each timed-out URI is excluded and counted (screen_timeouts)", Clip(re))})
+			}
+		}
+	}
 	sec.Params = append(sec.Params, prm)
 }
 
