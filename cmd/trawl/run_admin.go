@@ -175,7 +175,7 @@ func (a *crawlAdmin) status(ctx context.Context) (*admin.StatusReport, error) {
 		cs := admin.CollectionStatus{Name: c.name, Status: statusOf(c.state).Code(), Feeding: true,
 			Downloaded: cnt["fetched"], Stored: cnt["stored"], Modified: cnt["modified"], Deleted: cnt["deleted"],
 			Errors: errorTotal(cnt), Bytes: cnt["bytes"], Queued: cnt["queued"], InFlight: cnt["in_flight"],
-			ActiveSites: cnt["active_sites"], Idle: c.idle && cnt["queued"] == 0 && cnt["in_flight"] == 0}
+			ActiveSites: cnt["active_sites"], ScreenTimeouts: cnt["screen_timeouts"], Idle: c.idle && cnt["queued"] == 0 && cnt["in_flight"] == 0}
 		if ac := a.colls[c.name]; ac != nil {
 			cs.Feeding = !ac.feedingOff[""]
 			cs.RefreshOnly = ac.refreshOnly
