@@ -50,6 +50,10 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl multinode: unexpected argument %q\n", fs.Arg(0))
 		return errUsage
 	}
+	if err := adm.checkListen(*adminListen, "--admin-listen"); err != nil {
+		fmt.Fprintf(env.stderr, "trawl multinode: %v\n", err)
+		return errUsage
+	}
 	log, level, err := admin.NewLogger(env.stderr, *logLevel)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "trawl multinode: %v\n", err)

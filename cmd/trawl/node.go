@@ -46,6 +46,10 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintln(env.stderr, "trawl node: --id and --multinode are required, and no arguments")
 		return errUsage
 	}
+	if err := adm.checkListen(*listen, "--listen"); err != nil {
+		fmt.Fprintf(env.stderr, "trawl node: %v\n", err)
+		return errUsage
+	}
 	log, level, err := admin.NewLogger(env.stderr, *logLevel)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "trawl node: %v\n", err)

@@ -102,6 +102,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&o.warcDir, "warc", "", "write what is crawled as WARC files (gzipped WARC/1.1) into this directory, for every collection")
 	fs.BoolVar(&o.serve, "serve", false, "with --once or --demo: keep the HTTP interface (search, status, admin API) up after the crawl until Ctrl-C/SIGTERM")
 	o.adm.register(fs)
+	fs.BoolVar(&o.adm.protectSearch, "search-auth", false, "require the admin API's credential (--admin-token or --admin-user) on the search page and its JSON API too")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -129,6 +130,14 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		return errUsage
 	}
 	o.adm.level = level
+	if o.adm.protectSearch && !o.adm.auth().Enabled() {
+		fmt.Fprintln(env.stderr, "trawl run: --search-auth needs --admin-token or --admin-user")
+		return errUsage
+	}
+	if err := o.adm.checkListen(o.listen, "--listen"); err != nil {
+		fmt.Fprintf(env.stderr, "trawl run: %v\n", err)
+		return errUsage
+	}
 	if err := os.MkdirAll(o.data, 0o755); err != nil {
 		return err
 	}
@@ -341,7 +350,7 @@ type engine struct {
 func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logger) *engine {
 	e := &engine{log: log, mux: http.NewServeMux(), httpAddr: make(chan net.Addr, 1)}
 	e.search, e.searchErr = openFeeding(o, log)
-	e.search.Mount(e.mux)
+	e.search.Mount(e.mux, o.adm.searchAuth().Wrap)
 	switch o.listen {
 	case "off":
 	case "":

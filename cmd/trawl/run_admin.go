@@ -23,6 +23,10 @@ import (
 type adminFlags struct {
 	token, user, password string
 	files                 string
+	insecureListen        bool
+	// protectSearch puts the search page and API behind the same
+	// credential (trawl run --search-auth).
+	protectSearch bool
 	// level is the process's log level, set once the logger exists.
 	level *admin.Level
 }
@@ -31,6 +35,7 @@ func (f *adminFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.token, "admin-token", "", "require this token (Authorization: Bearer, or as a basic-auth password) on the HTTP interface's admin API, status page and metrics")
 	fs.StringVar(&f.user, "admin-user", "", "require basic authentication with this user (and --admin-password)")
 	fs.StringVar(&f.password, "admin-password", "", "password for --admin-user")
+	fs.BoolVar(&f.insecureListen, "insecure-listen", false, "allow the HTTP interface on a non-loopback address without --admin-token or --admin-user (anyone who reaches it may administer the crawler)")
 	fs.StringVar(&f.files, "admin-files", "", "directory AddURIFile and CollectionDeleteURIFile may read URI files from (default: none, they are refused)")
 }
 
@@ -41,6 +46,20 @@ func (f *adminFlags) auth() admin.Auth {
 // options are the backend options the flags give.
 func (f *adminFlags) options(log *slog.Logger) crawladmin.Options {
 	return crawladmin.Options{Level: f.level, Files: admin.URIFiles{Dir: f.files}, Logger: log.With("role", "admin")}
+}
+
+// searchAuth is the authentication of the search page and API.
+func (f *adminFlags) searchAuth() admin.Auth {
+	if !f.protectSearch {
+		return admin.Auth{}
+	}
+	return f.auth()
+}
+
+// checkListen refuses an HTTP interface on a non-loopback addr without
+// authentication, unless --insecure-listen.
+func (f *adminFlags) checkListen(addr, flag string) error {
+	return admin.CheckListen(addr, flag, f.auth(), f.insecureListen)
 }
 
 // adminHTTP is the administration side of a process's HTTP interface:

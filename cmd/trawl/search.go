@@ -35,6 +35,10 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 	size := fs.Int("size", 10, fmt.Sprintf("results per page (at most %d)", index.MaxPageSize))
 	serve := fs.String("serve", "", "serve the search page and API on this address (host:port) until interrupted")
 	ns := fs.String("nameserver", "", "HOST:PORT of a name server: query every indexer bound there and merge the results by score")
+	var auth admin.Auth
+	fs.StringVar(&auth.Token, "admin-token", "", "with --serve, require this token (Authorization: Bearer, or as a basic-auth password) on the page and API, as the admin API does")
+	fs.StringVar(&auth.User, "admin-user", "", "with --serve, require basic authentication with this user (and --admin-password)")
+	fs.StringVar(&auth.Password, "admin-password", "", "password for --admin-user")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -72,7 +76,7 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 		defer idx.Close()
 
 		if *serve != "" {
-			return serveSearch(ctx, env, idx, *serve)
+			return serveSearch(ctx, env, idx, *serve, auth)
 		}
 		res, err = idx.Search(ctx, query, index.SearchOptions{Collection: *collection, Site: *site, Type: *typ, From: *from, Size: *size})
 		if err != nil {
@@ -104,11 +108,11 @@ func searchIndexers(ctx context.Context, ns, query, collection string, from, siz
 	return &index.Results{Query: query, Parsed: query, Total: total, From: from, Size: size, Hits: hits}, nil
 }
 
-func serveSearch(ctx context.Context, env *cmdEnv, idx *index.Index, addr string) error {
+func serveSearch(ctx context.Context, env *cmdEnv, idx *index.Index, addr string, auth admin.Auth) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "serving search on http://%s/search\n", ln.Addr())
-	return admin.Serve(ctx, ln, index.Handler(idx))
+	return admin.Serve(ctx, ln, auth.Wrap(index.Handler(idx)))
 }

@@ -2,6 +2,8 @@ package admin
 
 import (
 	"crypto/subtle"
+	"fmt"
+	"net"
 	"net/http"
 	"strings"
 )
@@ -92,4 +94,49 @@ func (a Auth) HTTPClient(hc *http.Client) *http.Client {
 		c.Transport = authTransport{auth: a, base: c.Transport}
 	}
 	return &c
+}
+
+// CheckListen refuses to serve the HTTP interface on addr (HOST:PORT) when
+// that exposes it beyond this machine without a credential: any address
+// but a loopback one ("localhost", 127.0.0.0/8, ::1) with auth not
+// Enabled, unless insecure says the user wants exactly that. flag names
+// the flag that set addr, for the message.
+func CheckListen(addr, flag string, auth Auth, insecure bool) error {
+	if insecure || auth.Enabled() || addr == "" || addr == "off" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil // the listener reports it
+	}
+	if IsLoopbackHost(host) {
+		return nil
+	}
+	return fmt.Errorf("admin: %s %s would open the admin API to the network without authentication; "+
+		"set --admin-token (or --admin-user and --admin-password), listen on 127.0.0.1, "+
+		"or pass --insecure-listen to allow it", flag, addr)
+}
+
+// IsLoopbackHost reports whether host (a name or an address, without a
+// port) can only be reached from this machine.
+func IsLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// ListenURL is how a listener bound to addr is reached: its URL when it is
+// bound to one address, and for every address (0.0.0.0, ::) the bound
+// address followed by the loopback URL this machine can use.
+func ListenURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr + "/"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return fmt.Sprintf("%s, every address (http://127.0.0.1:%s/ from this machine)", addr, port)
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
 }

@@ -22,6 +22,16 @@
 // CollectionGetSiteStatistics) as <base64> of their MS-FSWCU (marshal)
 // bytes (DESIGN.md 4.4).
 //
+// Request bodies are decoded as they stream in, each within the body cap
+// (ServerOptions.MaxRequest), and all of them within one server-wide
+// budget of bytes (ServerOptions.BodyBudget, budget.go): a request with a
+// Content-Length over the cap gets a fault before a byte is read, one that
+// finds no room in the budget within ServerOptions.BodyWait gets HTTP 503
+// with Retry-After and a fault body. A chunked body takes its room 64 KiB at
+// a time, so many large chunked bodies at once may all wait and all be
+// refused; clients that send Content-Length (every XML-RPC client we know)
+// wait their turn whole.
+//
 // The rest of a crawler's HTTP interface lives here too, free of any role:
 // Auth (an optional token or user and password in front of every handler),
 // URIFiles (the directory AddURIFile and CollectionDeleteURIFile may read),

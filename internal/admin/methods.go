@@ -180,26 +180,26 @@ func checkParam(p param, v xmlrpc.Value) error {
 // port, when given, must be 1-65535.
 func checkHostPort(s string) error {
 	if s == "" || strings.ContainsAny(s, " \t\r\n/") {
-		return fmt.Errorf("%q is not a hostport (host:port)", s)
+		return fmt.Errorf("%q is not a hostport (host:port)", config.Clip(s))
 	}
 	host, port, err := net.SplitHostPort(s)
 	if err != nil {
 		if strings.Count(s, ":") > 1 && !strings.HasPrefix(s, "[") {
-			return fmt.Errorf("%q: an IPv6 address must be in brackets", s)
+			return fmt.Errorf("%q: an IPv6 address must be in brackets", config.Clip(s))
 		}
 		if strings.Contains(s, ":") && !strings.HasPrefix(s, "[") {
-			return fmt.Errorf("%q is not a hostport (host:port)", s)
+			return fmt.Errorf("%q is not a hostport (host:port)", config.Clip(s))
 		}
 		host = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
 		port = ""
 	}
 	if host == "" {
-		return fmt.Errorf("%q has no host name", s)
+		return fmt.Errorf("%q has no host name", config.Clip(s))
 	}
 	if port != "" {
 		n, err := strconv.Atoi(port)
 		if err != nil || n < 1 || n > 65535 {
-			return fmt.Errorf("%q: bad port %q", s, port)
+			return fmt.Errorf("%q: bad port %q", config.Clip(s), config.Clip(port))
 		}
 	}
 	return nil
@@ -209,10 +209,10 @@ func checkHostPort(s string) error {
 // (2.2.2.3).
 func checkDest(s string) error {
 	if rest, ok := strings.CutPrefix(s, "default:"); ok && rest == "" {
-		return fmt.Errorf("%q names no content collection", s)
+		return fmt.Errorf("%q names no content collection", config.Clip(s))
 	}
 	if strings.ContainsAny(s, "\r\n\t") {
-		return fmt.Errorf("%q is not a content destination", s)
+		return fmt.Errorf("%q is not a content destination", config.Clip(s))
 	}
 	return nil
 }

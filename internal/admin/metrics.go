@@ -25,6 +25,7 @@ type CounterSource func() map[string]map[string]int64
 //	trawl_queue_size{collection}                   URIs queued
 //	trawl_in_flight{collection}                    fetches in flight
 //	trawl_active_sites{collection}                 sites being crawled
+//	trawl_screen_timeouts_total{collection}        URIs rejected because a regexp rule ran out of time
 //	trawl_fetch_duration_seconds{collection}       fetch latency histogram
 //	trawl_feed_backlog                             feed operations awaiting the indexer (SetFeedBacklog)
 //
@@ -37,7 +38,7 @@ type Metrics struct {
 	backlog     func() int
 	backlogDesc *prometheus.Desc
 
-	fetched, bytes, stored, errs, queue, inflight, sites *prometheus.Desc
+	fetched, bytes, stored, errs, queue, inflight, sites, screenTimeouts *prometheus.Desc
 }
 
 // NewMetrics registers the metrics on reg.
@@ -49,13 +50,15 @@ func NewMetrics(reg prometheus.Registerer, src CounterSource) (*Metrics, error) 
 			Name: "trawl_fetch_duration_seconds", Help: "Time to fetch a document (request to end of body).",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, coll),
-		fetched:     prometheus.NewDesc("trawl_pages_fetched_total", "Requests that got an HTTP response.", coll, nil),
-		bytes:       prometheus.NewDesc("trawl_bytes_received_total", "Body bytes received.", coll, nil),
-		stored:      prometheus.NewDesc("trawl_documents_stored_total", "Documents stored (new or changed).", coll, nil),
-		errs:        prometheus.NewDesc("trawl_fetch_errors_total", "Failed fetches: HTTP status codes >= 400 by code, other failures by kind.", []string{"collection", "code"}, nil),
-		queue:       prometheus.NewDesc("trawl_queue_size", "URIs in the crawl queues.", coll, nil),
-		inflight:    prometheus.NewDesc("trawl_in_flight", "Fetches in flight.", coll, nil),
-		sites:       prometheus.NewDesc("trawl_active_sites", "Crawl sites being crawled.", coll, nil),
+		fetched:  prometheus.NewDesc("trawl_pages_fetched_total", "Requests that got an HTTP response.", coll, nil),
+		bytes:    prometheus.NewDesc("trawl_bytes_received_total", "Body bytes received.", coll, nil),
+		stored:   prometheus.NewDesc("trawl_documents_stored_total", "Documents stored (new or changed).", coll, nil),
+		errs:     prometheus.NewDesc("trawl_fetch_errors_total", "Failed fetches: HTTP status codes >= 400 by code, other failures by kind.", []string{"collection", "code"}, nil),
+		queue:    prometheus.NewDesc("trawl_queue_size", "URIs in the crawl queues.", coll, nil),
+		inflight: prometheus.NewDesc("trawl_in_flight", "Fetches in flight.", coll, nil),
+		sites:    prometheus.NewDesc("trawl_active_sites", "Crawl sites being crawled.", coll, nil),
+		screenTimeouts: prometheus.NewDesc("trawl_screen_timeouts_total",
+			"URIs rejected because an include/exclude regexp ran out of time on them (a rule with nested quantifiers?).", coll, nil),
 		backlogDesc: prometheus.NewDesc("trawl_feed_backlog", "Content operations waiting in the feed outbox for the indexer's callback.", nil, nil),
 	}
 	if err := reg.Register(m.latency); err != nil {
@@ -79,7 +82,7 @@ func (m *Metrics) ObserveFetch(collection string, d time.Duration) {
 
 // Describe implements prometheus.Collector.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.fetched, m.bytes, m.stored, m.errs, m.queue, m.inflight, m.sites, m.backlogDesc} {
+	for _, d := range []*prometheus.Desc{m.fetched, m.bytes, m.stored, m.errs, m.queue, m.inflight, m.sites, m.screenTimeouts, m.backlogDesc} {
 		ch <- d
 	}
 }
@@ -106,6 +109,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		counter(m.fetched, c["fetched"])
 		counter(m.bytes, c["bytes"])
 		counter(m.stored, c["stored"])
+		counter(m.screenTimeouts, c["screen_timeouts"])
 		gauge(m.queue, c["queued"])
 		gauge(m.inflight, c["in_flight"])
 		gauge(m.sites, c["active_sites"])

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -35,11 +34,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 // ListenMessage is the line a process prints once its HTTP interface
 // listens.
 func ListenMessage(cmd, addr string) string {
-	host := addr
-	if strings.HasPrefix(host, "[::]:") || strings.HasPrefix(host, "0.0.0.0:") {
-		host = "127.0.0.1" + host[strings.LastIndex(host, ":"):]
-	}
-	return fmt.Sprintf("trawl %s: HTTP interface on http://%s/ (admin API /RPC2, status /status, metrics /metrics)\n", cmd, host)
+	return fmt.Sprintf("trawl %s: HTTP interface on %s (admin API /RPC2, status /status, metrics /metrics)\n", cmd, ListenURL(addr))
 }
 
 // ListenAddr is the HTTP interface's address from --admin-listen (or

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/xmlrpc"
@@ -23,6 +25,10 @@ const FaultCode = 1
 // configuration internal/config reads, escaped.
 const DefaultMaxRequest = 2*config.MaxFileSize + 1<<16
 
+// MaxFault caps a fault string: a configuration's error list fits, a name
+// or value sent back whole does not.
+const MaxFault = 64 << 10
+
 // ServerOptions tune a Server. The zero value is usable.
 type ServerOptions struct {
 	// Logger receives one debug record per call and one warning per fault
@@ -36,6 +42,12 @@ type ServerOptions struct {
 	ConfigName string
 	// ConfigOptions are passed to config.Parse for CollectionAdd.
 	ConfigOptions *config.Options
+	// BodyBudget caps the bytes of request bodies decoded at once, across
+	// all requests (DefaultBodyBudget if 0); see budget.go.
+	BodyBudget int64
+	// BodyWait is how long a request waits for the budget before it is
+	// refused with 503 (DefaultBodyWait if 0).
+	BodyWait time.Duration
 }
 
 // Server serves the MS-FSCADM methods at Path, dispatching to a Backend.
@@ -50,6 +62,8 @@ type Server struct {
 	configOptions *config.Options
 	methods       map[string]*method
 	names         []string
+	budget        *budget
+	bodyWait      time.Duration
 }
 
 // NewServer returns a server for b.
@@ -64,6 +78,14 @@ func NewServer(b Backend, opts ServerOptions) *Server {
 	}
 	if s.configName == "" {
 		s.configName = "ConfigData"
+	}
+	if opts.BodyBudget <= 0 {
+		opts.BodyBudget = DefaultBodyBudget
+	}
+	s.budget = newBudget(opts.BodyBudget)
+	s.bodyWait = opts.BodyWait
+	if s.bodyWait <= 0 {
+		s.bodyWait = DefaultBodyWait
 	}
 	for _, m := range methodTable() {
 		s.methods[m.name] = m
@@ -90,8 +112,29 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "405 method not allowed: XML-RPC calls are POSTed to "+Path, http.StatusMethodNotAllowed)
 		return
 	}
-	body := http.MaxBytesReader(w, r.Body, s.maxRequest+1) // the decoder stops first, with ErrLimit
+	if r.ContentLength > s.maxRequest {
+		s.reply(w, http.StatusOK, xmlrpc.EncodeFault(&xmlrpc.Fault{Code: FaultCode,
+			String: fmt.Sprintf("bad XML-RPC request: %v: body of %d bytes, the cap is %d", xmlrpc.ErrLimit, r.ContentLength, s.maxRequest)}))
+		return
+	}
+	var body io.Reader = http.MaxBytesReader(w, r.Body, s.maxRequest+1) // the decoder stops first, with ErrLimit
+	var br *budgetReader
+	if r.ContentLength >= 0 {
+		if !s.budget.acquire(r.Context(), r.ContentLength, s.bodyWait) {
+			s.overBudget(w, r)
+			return
+		}
+		defer s.budget.release(r.ContentLength)
+	} else {
+		br = &budgetReader{ctx: r.Context(), r: body, b: s.budget, wait: s.bodyWait}
+		defer func() { s.budget.release(br.held) }()
+		body = br
+	}
 	call, err := xmlrpc.DecodeCall(body, xmlrpc.Limits{MaxBytes: s.maxRequest})
+	if br != nil && br.failed {
+		s.overBudget(w, r)
+		return
+	}
 	var resp []byte
 	if err != nil {
 		s.log.Debug("admin: bad request", "remote", r.RemoteAddr, "err", err)
@@ -99,8 +142,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		resp = s.Dispatch(r.Context(), call)
 	}
+	s.reply(w, http.StatusOK, resp)
+}
+
+// overBudget answers a request that found no room in the body budget:
+// 503 with Retry-After, and a fault for XML-RPC clients that read the body.
+func (s *Server) overBudget(w http.ResponseWriter, r *http.Request) {
+	s.log.Warn("admin: request refused, request body budget exhausted", "remote", r.RemoteAddr, "length", r.ContentLength)
+	w.Header().Set("Retry-After", "1")
+	w.Header().Set("Connection", "close")
+	s.reply(w, http.StatusServiceUnavailable, xmlrpc.EncodeFault(&xmlrpc.Fault{Code: FaultCode, String: "server busy: " + errOverBudget.Error()}))
+}
+
+func (s *Server) reply(w http.ResponseWriter, code int, body []byte) {
 	w.Header().Set("Content-Type", "text/xml")
-	_, _ = w.Write(resp)
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
 }
 
 // Dispatch runs one call and returns the response body.
@@ -115,6 +172,9 @@ func (s *Server) Dispatch(ctx context.Context, call *xmlrpc.Call) []byte {
 		err = fmt.Errorf("encoding the result: %w", encErr)
 	}
 	msg := err.Error()
+	if len(msg) > MaxFault {
+		msg = msg[:MaxFault] + "...(truncated)"
+	}
 	var fe *faultError
 	if !errors.As(err, &fe) {
 		msg = call.Method + ": " + msg
@@ -131,7 +191,7 @@ func (s *Server) call(ctx context.Context, call *xmlrpc.Call) (v xmlrpc.Value, e
 		if call.Method == "GetNodeSchedulerXmlRpcPort" { // the spelling of 2.2.8.2's text
 			m = s.methods["GetNodeSchedulerXmlRpcPorts"]
 		} else {
-			return nil, faultf("unknown method %q%s", call.Method, s.suggest(call.Method))
+			return nil, faultf("unknown method %q%s", config.Clip(call.Method), s.suggest(call.Method))
 		}
 	}
 	if !variadic[m.name] {
@@ -150,6 +210,9 @@ func (s *Server) call(ctx context.Context, call *xmlrpc.Call) (v xmlrpc.Value, e
 }
 
 func (s *Server) suggest(name string) string {
+	if len(name) > config.MaxSuggestName {
+		return ""
+	}
 	lower := strings.ToLower(name)
 	for _, n := range s.names {
 		if strings.ToLower(n) == lower {
@@ -175,7 +238,7 @@ func (s *Server) addSystemMethods() {
 		call: func(ctx context.Context, s *Server, a args) (xmlrpc.Value, error) {
 			m, ok := s.methods[a.str(0)]
 			if !ok {
-				return nil, faultf("system.methodHelp: unknown method %q", a.str(0))
+				return nil, faultf("system.methodHelp: unknown method %q", config.Clip(a.str(0)))
 			}
 			return xmlrpc.String(m.describe()), nil
 		}}
@@ -184,7 +247,7 @@ func (s *Server) addSystemMethods() {
 		call: func(ctx context.Context, s *Server, a args) (xmlrpc.Value, error) {
 			m, ok := s.methods[a.str(0)]
 			if !ok {
-				return nil, faultf("system.methodSignature: unknown method %q", a.str(0))
+				return nil, faultf("system.methodSignature: unknown method %q", config.Clip(a.str(0)))
 			}
 			if variadic[m.name] {
 				return xmlrpc.String("undef"), nil

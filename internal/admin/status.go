@@ -24,25 +24,28 @@ type StatusReport struct {
 
 // CollectionStatus is one collection of the status page.
 type CollectionStatus struct {
-	Name            string       `json:"name"`
-	Status          string       `json:"status"` // crawling, suspended, compacting, zombie
-	CrawlMode       string       `json:"crawl_mode"`
-	Feeding         bool         `json:"feeding"`
-	RefreshOnly     bool         `json:"refresh_only"`
-	Cycle           int64        `json:"cycle"`
-	ProgressPercent int64        `json:"progress_percent"`
-	ProgressText    string       `json:"progress_text"`
-	Idle            bool         `json:"idle"`
-	Downloaded      int64        `json:"downloaded"`
-	Stored          int64        `json:"stored"`
-	Modified        int64        `json:"modified"`
-	Deleted         int64        `json:"deleted"`
-	Errors          int64        `json:"errors"`
-	Bytes           int64        `json:"bytes"`
-	Queued          int64        `json:"queued"`
-	InFlight        int64        `json:"in_flight"`
-	ActiveSites     int64        `json:"active_sites"`
-	Sites           []SiteStatus `json:"sites"`
+	Name            string `json:"name"`
+	Status          string `json:"status"` // crawling, suspended, compacting, zombie
+	CrawlMode       string `json:"crawl_mode"`
+	Feeding         bool   `json:"feeding"`
+	RefreshOnly     bool   `json:"refresh_only"`
+	Cycle           int64  `json:"cycle"`
+	ProgressPercent int64  `json:"progress_percent"`
+	ProgressText    string `json:"progress_text"`
+	Idle            bool   `json:"idle"`
+	Downloaded      int64  `json:"downloaded"`
+	Stored          int64  `json:"stored"`
+	Modified        int64  `json:"modified"`
+	Deleted         int64  `json:"deleted"`
+	Errors          int64  `json:"errors"`
+	Bytes           int64  `json:"bytes"`
+	Queued          int64  `json:"queued"`
+	InFlight        int64  `json:"in_flight"`
+	ActiveSites     int64  `json:"active_sites"`
+	// ScreenTimeouts counts the URIs rejected because a regexp rule ran
+	// out of time on them.
+	ScreenTimeouts int64        `json:"screen_timeouts"`
+	Sites          []SiteStatus `json:"sites"`
 }
 
 // SiteStatus is one crawl site of a collection.

@@ -67,12 +67,14 @@ function collections(d) {
   const box = document.getElementById("collections");
   box.replaceChildren();
   if (!d.collections || !d.collections.length) { box.append(el("p", {class:"empty"}, "No collection is configured.")); return; }
-  box.append(table(["collection","status","cycle","progress","downloaded","stored","modified","deleted","errors","received","queued","in flight","active sites","feeding","mode"],
+  box.append(table(["collection","status","cycle","progress","downloaded","stored","modified","deleted","errors","received","queued","in flight","active sites","screen timeouts","feeding","mode"],
     d.collections.map(c => {
       const bar = el("span", {class:"bar", title: c.progress_text}, el("span", {style: "width:" + Math.max(0, Math.min(100, c.progress_percent)) + "%"}));
       return [c.name, el("span", {class: "badge " + c.status}, c.status + (c.idle && c.status === "crawling" ? " (idle)" : "")), c.cycle,
         el("span", {}, bar, " " + c.progress_percent + "%"), num(c.downloaded), num(c.stored), num(c.modified), num(c.deleted), num(c.errors),
-        bytes(c.bytes), num(c.queued), num(c.in_flight), num(c.active_sites), c.feeding ? "on" : "paused",
+        bytes(c.bytes), num(c.queued), num(c.in_flight), num(c.active_sites),
+        c.screen_timeouts ? el("span", {class: "badge zombie", title: "URIs rejected because a regexp rule ran out of time on them"}, num(c.screen_timeouts)) : "0",
+        c.feeding ? "on" : "paused",
         c.crawl_mode || (c.refresh_only ? "refresh only" : "normal")];
     })));
 }

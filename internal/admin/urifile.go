@@ -4,9 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+
+	"github.com/trawl/trawl/internal/config"
 )
 
 // MaxURIFile caps the size of a URI file (AddURIFile,
@@ -23,44 +27,55 @@ type URIFiles struct {
 
 // Read returns the URIs of the file at path: one per line, UTF-8, blank
 // lines and lines starting with '#' skipped. Every failure is a refusal
-// (Refuse) naming what was wrong.
+// (Refuse). A path outside Dir, after resolving symbolic links, gets one
+// message whether or not it exists and whatever it is; inside Dir, a file
+// that is not regular (a FIFO, a device, a directory) is refused before it
+// is opened, and the open itself never blocks (O_NONBLOCK, then fstat).
 func (u URIFiles) Read(path string) ([]string, error) {
 	if u.Dir == "" {
 		return nil, Refuse("reading URI files is disabled on this crawler (start it with --admin-files DIR)")
 	}
 	if !filepath.IsAbs(path) {
-		return nil, Refuse("URI file %q is not an absolute path", path)
+		return nil, Refuse("URI file %q is not an absolute path", config.Clip(path))
 	}
+	outside := Refuse("URI file %q is not a file inside the directory this crawler reads URI files from (%s)", config.Clip(path), u.Dir)
 	dir, err := filepath.EvalSymlinks(u.Dir)
 	if err != nil {
 		return nil, Refuse("URI file directory: %v", err)
 	}
 	dir, _ = filepath.Abs(dir)
-	real, err := filepath.EvalSymlinks(filepath.Clean(path))
-	if err != nil {
-		return nil, Refuse("URI file %q: %v", path, unwrapPathError(err))
+	abs, _ := filepath.Abs(u.Dir)
+	clean := filepath.Clean(path)
+	if !within(dir, clean) && !within(abs, clean) {
+		return nil, outside // decided before touching the path
 	}
-	rel, err := filepath.Rel(dir, real)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return nil, Refuse("URI file %q is outside the directory this crawler reads URI files from (%s)", path, u.Dir)
+	real, err := filepath.EvalSymlinks(clean)
+	if err != nil || !within(dir, real) {
+		return nil, outside
 	}
-	f, err := os.Open(real)
+	st, err := os.Lstat(real)
 	if err != nil {
-		return nil, Refuse("URI file %q: %v", path, unwrapPathError(err))
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, Refuse("URI file %q: %v", path, unwrapPathError(err))
+		return nil, Refuse("URI file %q: %v", config.Clip(path), unwrapPathError(err))
 	}
 	if !st.Mode().IsRegular() {
-		return nil, Refuse("URI file %q is not a regular file", path)
+		return nil, Refuse("URI file %q is not a regular file", config.Clip(path))
 	}
 	if st.Size() > MaxURIFile {
-		return nil, Refuse("URI file %q is %d bytes, more than the limit of %d", path, st.Size(), MaxURIFile)
+		return nil, Refuse("URI file %q is %d bytes, more than the limit of %d", config.Clip(path), st.Size(), MaxURIFile)
+	}
+	// Opened without blocking and checked again: the file may have been
+	// replaced (by a FIFO, say) since Lstat.
+	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, Refuse("URI file %q: %v", config.Clip(path), unwrapPathError(err))
+	}
+	defer f.Close()
+	fst, err := f.Stat()
+	if err != nil || !fst.Mode().IsRegular() || !os.SameFile(st, fst) {
+		return nil, Refuse("URI file %q is not a regular file", config.Clip(path))
 	}
 	var uris []string
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(io.LimitReader(f, MaxURIFile))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	line := 0
 	for sc.Scan() {
@@ -75,9 +90,15 @@ func (u URIFiles) Read(path string) ([]string, error) {
 		uris = append(uris, string(b))
 	}
 	if err := sc.Err(); err != nil {
-		return nil, Refuse("URI file %q: line %d: %v", path, line+1, err)
+		return nil, Refuse("URI file %q: line %d: %v", config.Clip(path), line+1, err)
 	}
 	return uris, nil
+}
+
+// within reports whether path is dir or below it (lexically).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 func unwrapPathError(err error) error {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Error is one problem found in a configuration file, located by file and
@@ -37,13 +38,13 @@ func (e *Error) Error() string {
 		b.WriteString(" ")
 	}
 	if e.Collection != "" {
-		fmt.Fprintf(&b, "collection %s: ", e.Collection)
+		fmt.Fprintf(&b, "collection %s: ", Clip(e.Collection))
 	}
 	switch {
 	case e.Param != "":
-		fmt.Fprintf(&b, "parameter %s: ", e.Param)
+		fmt.Fprintf(&b, "parameter %s: ", Clip(e.Param))
 	case e.Section != "":
-		fmt.Fprintf(&b, "section %s: ", e.Section)
+		fmt.Fprintf(&b, "section %s: ", Clip(e.Section))
 	}
 	b.WriteString(e.Msg)
 	return b.String()
@@ -98,9 +99,34 @@ func sortErrors(l ErrorList) ErrorList {
 // configuration's errors and trawl's command line use it.
 func Suggest(name string, candidates []string) string { return suggest(name, candidates) }
 
+// MaxSuggestName is the longest name suggest compares with the
+// candidates: a longer one is no typo of a known name, and comparing it
+// would cost its length times every candidate's.
+const MaxSuggestName = 64
+
+// maxEchoed is how much of a name or value an error message quotes.
+const maxEchoed = 64
+
+// Clip returns s, or its first maxEchoed bytes (cut at a rune boundary)
+// followed by "...(N bytes)" when it is longer: what an error message
+// quotes of a name or value it was sent.
+func Clip(s string) string {
+	if len(s) <= maxEchoed {
+		return s
+	}
+	cut := maxEchoed
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s...(%d bytes)", s[:cut], len(s))
+}
+
 // suggest returns ` (did you mean "x"?)` for the candidate nearest to name,
-// when it is near enough.
+// when it is near enough; never for a name longer than MaxSuggestName.
 func suggest(name string, candidates []string) string {
+	if len(name) > MaxSuggestName {
+		return ""
+	}
 	best, bestD := "", -1
 	for _, c := range candidates {
 		d := editDistance(strings.ToLower(name), strings.ToLower(c))

@@ -114,10 +114,13 @@ func Parse(name string, data []byte, opts *Options) (*Config, error) {
 }
 
 type parser struct {
-	file  string
-	cx    *checkContext
-	errs  ErrorList
-	warns ErrorList
+	// suggestions counts the did-you-mean searches made, at most
+	// maxSuggestions per file.
+	suggestions int
+	file        string
+	cx          *checkContext
+	errs        ErrorList
+	warns       ErrorList
 	// coll is the collection being built (for messages).
 	coll string
 }
@@ -134,6 +137,20 @@ func (p *parser) warn(e *Error) {
 	if len(p.warns) < maxErrors {
 		p.warns = append(p.warns, e)
 	}
+}
+
+// maxSuggestions bounds the did-you-mean searches of one file: each costs
+// an edit distance against every candidate name.
+const maxSuggestions = 100
+
+// suggest is the package's suggest while the file has searches left and
+// room for errors.
+func (p *parser) suggest(name string, candidates []string) string {
+	if p.suggestions >= maxSuggestions || len(p.errs) >= maxErrors {
+		return ""
+	}
+	p.suggestions++
+	return suggest(name, candidates)
 }
 
 func (p *parser) errorf(line int, param, section, format string, args ...any) {
@@ -220,7 +237,7 @@ func (p *parser) decode(data []byte) *node {
 				if top.tag == "" {
 					where = "as the root element (want <CrawlerConfig>)"
 				}
-				p.errorf(line, "", "", "unknown element <%s> %s%s", t.Name.Local, where, suggest(t.Name.Local, allowed))
+				p.errorf(line, "", "", "unknown element <%s> %s%s", Clip(t.Name.Local), where, p.suggest(t.Name.Local, allowed))
 				if err := d.Skip(); err != nil {
 					p.errorf(line, "", "", "XML syntax error: %v", err)
 					return doc
@@ -495,7 +512,7 @@ func (p *parser) unknownSection(def *SectionDef, n *node, sc scope) {
 		p.errorf(n.line, "", sc.section(n.name), "%s is a parameter (an attrib), not a section", n.name)
 		return
 	}
-	p.errorf(n.line, "", sc.section(n.name), "unknown section%s", suggest(n.name, names))
+	p.errorf(n.line, "", sc.section(n.name), "unknown section%s", p.suggest(n.name, names))
 }
 
 // attrib adds one attrib to sec.
@@ -594,6 +611,18 @@ func (p *parser) attrib(sec *Section, n *node, sc scope) {
 	} else if !pd.Honoured {
 		p.warn(&Error{Line: n.line, Collection: p.coll, Param: path, Msg: "not honoured by the crawl yet", NotHonoured: true})
 	}
+	if pd.Name == "regexp" && pd.Type == ListString {
+		for i, re := range prm.Value.List {
+			if NestedQuantifier(re) {
+				line := n.line
+				if i < len(prm.MemberLines) {
+					line = prm.MemberLines[i]
+				}
+				p.warn(&Error{Line: line, Collection: p.coll, Param: path, Msg: fmt.Sprintf("regular expression %q nests quantifiers: "+
+					"on some URIs it backtracks until the match timeout, and each timed-out URI is excluded and counted (screen_timeouts)", Clip(re))})
+			}
+		}
+	}
 	sec.Params = append(sec.Params, prm)
 }
 
@@ -603,8 +632,11 @@ func (p *parser) unknownParam(def *SectionDef, n *node, sc scope) {
 		p.errorf(n.line, path, "", "%s is a section, not an attrib", n.name)
 		return
 	}
-	msg := "unknown parameter" + suggest(n.name, def.names())
-	if !strings.Contains(msg, "did you mean") {
+	if len(p.errs) >= maxErrors {
+		return
+	}
+	msg := "unknown parameter" + p.suggest(n.name, def.names())
+	if !strings.Contains(msg, "did you mean") && len(n.name) <= MaxSuggestName {
 		if homes := Spec().paramHomes(n.name); len(homes) > 0 {
 			msg += fmt.Sprintf(" in %s (it is a parameter of section %s)", sc.kind, strings.Join(homes, ", "))
 		}

@@ -120,10 +120,10 @@ func ParseRuleFile(data []byte, scope RuleScope) ([]Rule, error) {
 		kind = strings.TrimSpace(kind)
 		pat = strings.TrimSpace(pat)
 		if !ok {
-			return nil, fmt.Errorf("line %d: want ruletype:rule, got %q", line, t)
+			return nil, fmt.Errorf("line %d: want ruletype:rule, got %q", line, Clip(t))
 		}
 		if !contains(valid, kind) {
-			return nil, fmt.Errorf("line %d: unknown rule type %q (want one of %s)%s", line, kind, strings.Join(valid, ", "), suggest(kind, valid))
+			return nil, fmt.Errorf("line %d: unknown rule type %q (want one of %s)%s", line, Clip(kind), strings.Join(valid, ", "), suggest(kind, valid))
 		}
 		if pat == "" {
 			return nil, fmt.Errorf("line %d: empty %s rule", line, kind)

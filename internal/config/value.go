@@ -24,7 +24,7 @@ func parseScalar(d *ParamDef, text string) (Value, error) {
 			if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
 				return v, fmt.Errorf("integer %s out of range (INT32)", text)
 			}
-			return v, fmt.Errorf("invalid integer %q", text)
+			return v, fmt.Errorf("invalid integer %q", Clip(text))
 		}
 		if n < math.MinInt32 || n > math.MaxInt32 {
 			return v, fmt.Errorf("integer %s out of range (INT32)", text)
@@ -39,7 +39,7 @@ func parseScalar(d *ParamDef, text string) (Value, error) {
 		}
 		f, err := strconv.ParseFloat(text, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || !isDecimal(text) {
-			return v, fmt.Errorf("invalid real number %q", text)
+			return v, fmt.Errorf("invalid real number %q", Clip(text))
 		}
 		if err := checkRange(d, f, text); err != nil {
 			return v, err
@@ -52,7 +52,7 @@ func parseScalar(d *ParamDef, text string) (Value, error) {
 		case "no":
 			v.Bool, v.Text = false, "no"
 		default:
-			return v, fmt.Errorf("invalid boolean %q (want yes or no)", text)
+			return v, fmt.Errorf("invalid boolean %q (want yes or no)", Clip(text))
 		}
 	case String:
 		if len(d.Enum) > 0 {
@@ -108,5 +108,5 @@ func matchEnum(d *ParamDef, s string) (string, error) {
 			return e, nil
 		}
 	}
-	return "", fmt.Errorf("invalid value %q (want one of %s)%s", s, strings.Join(d.Enum, ", "), suggest(s, d.Enum))
+	return "", fmt.Errorf("invalid value %q (want one of %s)%s", Clip(s), strings.Join(d.Enum, ", "), suggest(s, d.Enum))
 }

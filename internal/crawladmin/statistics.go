@@ -167,7 +167,8 @@ func (b *Backend) Status(ctx context.Context) (*admin.StatusReport, error) {
 		cs := admin.CollectionStatus{Name: c.Name, Status: StatusOf(c.State).Code(), Feeding: true,
 			Downloaded: cnt["fetched"], Stored: cnt["stored"], Modified: cnt["modified"], Deleted: cnt["deleted"],
 			Errors: stats.ErrorTotal(cnt), Bytes: cnt["bytes"], Queued: cnt["queued"], InFlight: cnt["in_flight"],
-			ActiveSites: cnt["active_sites"], Idle: c.Idle && cnt["queued"] == 0 && cnt["in_flight"] == 0}
+			ActiveSites: cnt["active_sites"], ScreenTimeouts: cnt["screen_timeouts"],
+			Idle: c.Idle && cnt["queued"] == 0 && cnt["in_flight"] == 0}
 		if st := b.colls[c.Name]; st != nil {
 			cs.Feeding = !st.feedingOff[""]
 			cs.RefreshOnly = st.refreshOnly

@@ -21,10 +21,7 @@ const ccDir = "../../../shared/testdata/crawler-commons"
 
 func fixture(t testing.TB, name string) []byte {
 	t.Helper()
-	if _, err := os.Stat(ccDir); err != nil {
-		t.Skipf("crawler-commons fixtures not present at %s: %v", ccDir, err)
-	}
-	b, err := os.ReadFile(filepath.Join(ccDir, name))
+	b, err := os.ReadFile(filepath.Join(sharedTestdata(t, "crawler-commons"), name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,12 +87,15 @@ func (s *Local) result(r Result) {
 }
 
 // Mount adds the search page (/search) and the JSON API (/api/search) to
-// an HTTP interface.
-func (s *Local) Mount(mux *http.ServeMux) {
+// an HTTP interface, each wrapped by wrap (authentication; nil: none).
+func (s *Local) Mount(mux *http.ServeMux, wrap func(http.Handler) http.Handler) {
 	if s.Index == nil {
 		return
 	}
 	h := index.Handler(s.Index)
+	if wrap != nil {
+		h = wrap(h)
+	}
 	mux.Handle("GET /search", h)
 	mux.Handle("GET /api/search", h)
 }

@@ -200,6 +200,9 @@ var months = map[string]bool{"jan": true, "feb": true, "mar": true, "apr": true,
 // ok=false. A symbolic link is listed under its own name, as a file.
 func ParseFTPListLine(line string) (FTPEntry, bool) {
 	line = strings.TrimRight(line, "\r\n")
+	if strings.ContainsAny(line, "\r\n") {
+		return FTPEntry{}, false // one line per entry: a name never spans lines
+	}
 	f := strings.Fields(line)
 	if len(f) < 4 {
 		return FTPEntry{}, false

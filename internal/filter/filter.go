@@ -263,3 +263,7 @@ func (c *hostCache) put(v *hostVerdict) {
 // IsTimeout reports whether err comes from a regexp match that ran out of
 // time.
 func IsTimeout(err error) bool { return errors.Is(err, ErrTimeout) }
+
+// IsTimeoutReason reports whether reason, as Allowed returns it, says a
+// regexp match ran out of time (the URI was rejected for that).
+func IsTimeoutReason(reason string) bool { return strings.HasSuffix(reason, ": match timed out") }

@@ -135,6 +135,10 @@ type Driver struct {
 	// lines for the multinode scheduler that found no room.
 	logs        *crawllog.Logs
 	logsDropped atomic.Uint64
+	// screening counts the messages handed to the screeners (screener.go)
+	// and not yet back on the loop.
+	screening atomic.Int64
+	screen    *screeners
 }
 
 // siteStatsEvery bounds how often the event loop copies the per-site
@@ -151,6 +155,8 @@ type event struct {
 	add     *config.Collection
 	exec    func(m *Machine, now time.Time) error
 	addErr  chan error
+	// screened is the verdict of msg's entry, screened off the loop.
+	screened *screenVerdict
 }
 
 type resolveReq struct {
@@ -235,6 +241,9 @@ func (d *Driver) Idle() bool {
 	d.idleMu.Lock()
 	defer d.idleMu.Unlock()
 	if fw := d.files.Load(); fw != nil && fw.pending.Load() > 0 {
+		return false
+	}
+	if d.screening.Load() > 0 {
 		return false
 	}
 	return d.idle
@@ -361,6 +370,10 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	sctx, scancel := context.WithCancel(ctx)
+	defer scancel()
+	d.screening.Store(0)
+	d.screen = &screeners{ctx: sctx, out: d.events, pending: &d.screening, qs: map[string]chan screenReq{}}
 	for _, c := range d.cfg.Collections {
 		if err := m.AddCollection(c, d.now()); err != nil {
 			return err
@@ -623,10 +636,18 @@ func (d *Driver) handle(ctx context.Context, m *Machine, ev event, peers map[Pee
 		}
 		m.Connected(ev.peer, false, now)
 	case ev.msg != nil:
-		if pc := peers[ev.peer]; pc != nil && ev.peer.DS {
-			pc.answered(ev.msg)
+		if ev.screened != nil {
+			d.screening.Add(-1)
+		} else {
+			if pc := peers[ev.peer]; pc != nil && ev.peer.DS {
+				pc.answered(ev.msg)
+			}
+			if coll, s, raw, ok := m.ToScreen(ev.msg); ok && d.screen != nil &&
+				d.screen.offer(coll, screenReq{peer: ev.peer, msg: ev.msg, s: s, raw: raw}) {
+				return nil // back with its verdict (screener.go)
+			}
 		}
-		if err := m.Handle(ev.peer, ev.msg, now); err != nil {
+		if err := m.HandleScreened(ev.peer, ev.msg, ev.screened, now); err != nil {
 			d.log.Warn("nodesched: message failed", "peer", ev.peer, "cmd", ev.msg.Code(), "err", err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/netip"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/feed"
+	"github.com/trawl/trawl/internal/filter"
 	"github.com/trawl/trawl/internal/frontier"
 	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/urls"
@@ -91,12 +93,15 @@ type MachineConfig struct {
 // written through MachineConfig.Offload once a step's batch commits:
 // uridir.go). It is not safe for concurrent use.
 type Machine struct {
-	cfg   MachineConfig
-	st    *store.Store
-	log   *slog.Logger
-	colls map[string]*collection
-	order []string // collection names, for round-robin serving
-	rr    int
+	// verdict is the off-loop screening of the entry being handled
+	// (HandleScreened), nil otherwise.
+	verdict *screenVerdict
+	cfg     MachineConfig
+	st      *store.Store
+	log     *slog.Logger
+	colls   map[string]*collection
+	order   []string // collection names, for round-robin serving
+	rr      int
 
 	out []Output
 	// ready are deferred re-extraction jobs released by Complete, served
@@ -661,9 +666,18 @@ func (m *Machine) entryFromWire(c *collection, e *cmt.Entry, urgent bool) (front
 		}
 		nu, site = u.String(), urls.Site(u)
 	} else {
-		u, ok := Screen(c.s, raw)
-		if !ok {
+		var u *url.URL
+		var reason string
+		if v := m.verdict; v != nil && v.s == c.s {
+			u, reason = v.nu, v.reason // screened off the loop (screener.go)
+		} else {
+			u, reason = screenReason(c.s, raw)
+		}
+		if reason != "" {
 			c.count("uris_screened_out", 1)
+			if filter.IsTimeoutReason(reason) {
+				c.count("screen_timeouts", 1)
+			}
 			return frontier.Entry{}, false
 		}
 		nu, site = u.String(), urls.Site(u)

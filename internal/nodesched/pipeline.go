@@ -17,6 +17,7 @@ import (
 	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/extract"
 	"github.com/trawl/trawl/internal/fetch"
+	"github.com/trawl/trawl/internal/filter"
 	"github.com/trawl/trawl/internal/frontier"
 	"github.com/trawl/trawl/internal/robots"
 	"github.com/trawl/trawl/internal/store"
@@ -116,6 +117,9 @@ type Outcome struct {
 	// Screened are the links of the document the rules rejected, with
 	// the reason, when the screened log is on (crawllog.go).
 	Screened []ScreenedURI
+	// ScreenTimeouts counts the links rejected because a regexp rule ran
+	// out of time on them (counted as screen_timeouts).
+	ScreenTimeouts int
 	// RobotsFresh is set when this step downloaded the site's robots.txt;
 	// Sitemaps and CrawlDelay come from it.
 	RobotsFresh bool
@@ -191,6 +195,9 @@ const maxScreenedPerStep = 4096
 
 // screened records a rejected link for the screened log.
 func (o *Outcome) screened(uri, reason string) {
+	if filter.IsTimeoutReason(reason) {
+		o.ScreenTimeouts++
+	}
 	if o.Job.S.Logs.On(crawllog.Screened) && len(o.Screened) < maxScreenedPerStep {
 		o.Screened = append(o.Screened, ScreenedURI{URI: uri, Reason: reason})
 	}

@@ -315,6 +315,9 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 	}
 	c.setCur(j.Fetch.Site)
 	defer c.clearCur()
+	if o.ScreenTimeouts > 0 {
+		c.count("screen_timeouts", int64(o.ScreenTimeouts))
+	}
 	if o.Skipped == "" {
 		c.lastURI = j.Fetch.URI
 		if c.siteLast == nil {

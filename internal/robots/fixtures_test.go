@@ -13,14 +13,11 @@ import (
 // there). The expectations below are those of crawler-commons'
 // SimpleRobotRulesParserTest for the same files (in its exact user-agent
 // matching mode), and of RFC 9309 section 5 for the RFC examples.
-const fixtureDir = "../../../shared/testdata/crawler-commons/robots"
+const fixtureDir = "crawler-commons/robots"
 
 func readFixture(t *testing.T, name string) []byte {
 	t.Helper()
-	if _, err := os.Stat(fixtureDir); err != nil {
-		t.Skipf("crawler-commons fixtures not present at %s: %v", fixtureDir, err)
-	}
-	b, err := os.ReadFile(filepath.Join(fixtureDir, name))
+	b, err := os.ReadFile(filepath.Join(sharedTestdata(t, fixtureDir), name))
 	if err != nil {
 		t.Fatal(err)
 	}

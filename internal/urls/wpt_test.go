@@ -8,15 +8,11 @@ import (
 	"testing"
 )
 
-// testdataDir returns the shared crawler-commons test data directory, or
-// skips the test when the checkout has no shared tree beside it.
+// testdataDir returns the shared crawler-commons test data directory sub
+// (sharedTestdata: a failure under CI=true when it is missing).
 func testdataDir(t *testing.T, sub string) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "testdata", "crawler-commons", sub)
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared test data not found at %s (it lives beside the repository): %v", dir, err)
-	}
-	return dir
+	return sharedTestdata(t, filepath.Join("crawler-commons", sub))
 }
 
 type wptCase struct {

@@ -10,6 +10,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
@@ -80,6 +81,9 @@ func cmtParams(s *config.Section) cmt.Params {
 // file; name is used in error messages. Booleans arrive as integers (the
 // wire has no boolean type) and are restored from the definition table.
 func FromCrawlConfig(name string, col cmt.Collection, opts *config.Options) (*config.Collection, error) {
+	if !utf8.ValidString(col.Name) {
+		return nil, fmt.Errorf("config: %s: collection name %q is not UTF-8", name, config.Clip(col.Name))
+	}
 	var b bytes.Buffer
 	b.WriteString("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<CrawlerConfig>\n")
 	fmt.Fprintf(&b, "<DomainSpecification name=%s>\n", xmlAttr(col.Name))
