@@ -206,6 +206,13 @@ func (w *Writer) Dir() string { return w.o.Dir }
 // the crawl rather than a lost record). It fails once ctx ends or the
 // writer has stopped.
 func (w *Writer) Add(ctx context.Context, c *Capture) error {
+	// A stopped writer refuses at once: below, a queue with room and the
+	// closed done channel would both be ready, and select picks at random.
+	select {
+	case <-w.done:
+		return errors.New("warc: writer stopped")
+	default:
+	}
 	select {
 	case w.queue <- c:
 		return nil
