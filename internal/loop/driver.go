@@ -280,6 +280,15 @@ func (d *Driver[M]) Run(ctx context.Context) (err error) {
 	}
 	defer func() { stopTimer() }()
 	regular(clock.Now())
+	// A machine may be built with actions already pending (a dial it wants
+	// at start): they are applied before the first event.
+	if b := d.cfg.Machine.Ready(); !b.Empty() {
+		if err := d.apply(ctx, &b); err != nil {
+			return err
+		}
+		d.cfg.Machine.Advance()
+		setDue(b.Wake)
+	}
 	for {
 		var ev Event[M]
 		select {

@@ -125,6 +125,20 @@ func (b *Batch[M]) WakeAt(t time.Time) {
 	}
 }
 
+// Append adds o's actions after b's, keeping the earlier Wake: a machine
+// that runs another machine inside (a role that changes shape at run time)
+// hands on the inner machine's batch with it.
+func (b *Batch[M]) Append(o Batch[M]) {
+	b.Persist = append(b.Persist, o.Persist...)
+	b.Out = append(b.Out, o.Out...)
+	b.Dial = append(b.Dial, o.Dial...)
+	b.Work = append(b.Work, o.Work...)
+	b.Logs = append(b.Logs, o.Logs...)
+	if !o.Wake.IsZero() {
+		b.WakeAt(o.Wake)
+	}
+}
+
 // Machine is the contract every role's protocol logic implements.
 type Machine[M any] interface {
 	// Step applies one event. It does no I/O and never blocks.
