@@ -79,7 +79,7 @@ func (f *Failover) Step(ev loop.Event[cmt.Message]) {
 	case loop.Connected:
 		if ev.Tag != TagReplica && !f.admit(ev) {
 			f.refused[ev.Peer] = true
-			f.Pending.CloseConn(ev.Peer, "")
+			f.Pending.CloseConn(ev.Peer, "refused")
 			return
 		}
 	case loop.Received:
