@@ -10,8 +10,9 @@ import (
 )
 
 // CMTListener adapts a net.Listener to MS-FSCMT connections: every accepted
-// connection runs as a cmt.Conn with cfg, named by its remote address when
-// cfg.Name is empty.
+// connection runs as a cmt.Conn with cfg, named by its remote address
+// (after cfg.Name and a space, when cfg.Name is set: "node scheduler
+// 10.0.0.2:4711").
 func CMTListener(l net.Listener, cfg cmt.ConnConfig) Listener[cmt.Message] {
 	return &cmtListener{l: l, cfg: cfg}
 }
@@ -37,6 +38,8 @@ func (c *cmtListener) Accept(ctx context.Context) (Conn[cmt.Message], error) {
 		remote := nc.RemoteAddr().String()
 		if cfg.Name == "" {
 			cfg.Name = remote
+		} else {
+			cfg.Name += " " + remote
 		}
 		return CMT(cmt.NewConn(nc, cfg), remote), nil
 	}

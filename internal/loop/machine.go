@@ -30,9 +30,15 @@ const (
 	// Input: Msg is an event from outside the transports (an operator's
 	// command, a configuration change), given with Driver.Inject.
 	Input
+	// Blocked: Peer's send queue is full; with Config.Hold the driver
+	// holds its messages, in order, until it has room (a machine may stop
+	// producing for it).
+	Blocked
+	// Unblocked: every message held for Peer went out.
+	Unblocked
 )
 
-var kindNames = [...]string{"", "connected", "received", "closed", "tick", "result", "dial-failed", "input"}
+var kindNames = [...]string{"", "connected", "received", "closed", "tick", "result", "dial-failed", "input", "blocked", "unblocked"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) && k != 0 {
