@@ -88,7 +88,7 @@ func TestDriverClosesPeerFullTooLong(t *testing.T) {
 	var logs strings.Builder
 	var mu sync.Mutex
 	d := New(Config[string]{Machine: m, Listeners: map[string]Listener[string]{"c": l},
-		Hold: &HoldConfig{Retry: time.Millisecond, Timeout: 20 * time.Millisecond},
+		Hold:   &HoldConfig{Retry: time.Millisecond, Timeout: 20 * time.Millisecond},
 		Logger: slogTo(&mu, &logs)})
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
