@@ -158,7 +158,9 @@ func (h *traceHarness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Even
 		return op(func(m *MNS, now time.Time) ([]Action, error) { return m.RemoveCollection(name, now) })
 	case "suspend":
 		name := arg("name")
-		return op(func(m *MNS, now time.Time) ([]Action, error) { return m.SuspendCollection(name, cmt.StateSuspendedUser) })
+		return op(func(m *MNS, now time.Time) ([]Action, error) {
+			return m.SuspendCollection(name, cmt.StateSuspendedUser)
+		})
 	case "resume":
 		name := arg("name")
 		return op(func(m *MNS, now time.Time) ([]Action, error) { return m.ResumeCollection(name) })
