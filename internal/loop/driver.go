@@ -113,6 +113,8 @@ type held[M any] struct {
 // Stats count what a driver did.
 type Stats struct {
 	Events, Batches, Sent, SendFailures, Records, Jobs, Conns uint64
+	// Dropped counts Droppable messages that found their queue full.
+	Dropped uint64
 }
 
 // Driver runs one Machine: it owns the goroutines, connections, storage,
@@ -136,7 +138,7 @@ type Driver[M any] struct {
 	dones   []chan struct{} // Do calls whose batch is being applied
 
 	stats struct {
-		events, batches, sent, sendFailures, records, jobs, conns atomic.Uint64
+		events, batches, sent, sendFailures, records, jobs, conns, dropped atomic.Uint64
 	}
 	started atomic.Bool
 	ctx     context.Context
@@ -187,7 +189,7 @@ func New[M any](cfg Config[M]) *Driver[M] {
 func (d *Driver[M]) Stats() Stats {
 	return Stats{Events: d.stats.events.Load(), Batches: d.stats.batches.Load(), Sent: d.stats.sent.Load(),
 		SendFailures: d.stats.sendFailures.Load(), Records: d.stats.records.Load(), Jobs: d.stats.jobs.Load(),
-		Conns: d.stats.conns.Load()}
+		Conns: d.stats.conns.Load(), Dropped: d.stats.dropped.Load()}
 }
 
 // goAdd counts a goroutine of the driver, or reports false once it stops.
@@ -456,10 +458,18 @@ func (d *Driver[M]) apply(ctx context.Context, b *Batch[M]) error {
 			c.Close()
 			continue
 		}
+		if e.Droppable && d.held[e.To] != nil {
+			d.stats.dropped.Add(1)
+			continue
+		}
 		if d.hold(e, c) {
 			continue
 		}
 		if err := c.TrySend(e.Msg, e.Priority); err != nil {
+			if e.Droppable && errors.Is(err, ErrQueueFull) {
+				d.stats.dropped.Add(1)
+				continue
+			}
 			if d.cfg.Hold != nil && errors.Is(err, ErrQueueFull) {
 				d.held[e.To] = &held[M]{msgs: []Envelope[M]{e}, since: d.cfg.Clock.Now()}
 				d.log.Debug(d.cfg.Name+": send queue of a peer full, holding its messages", "peer", e.To, "remote", c.RemoteAddr())

@@ -155,3 +155,47 @@ func TestDoReturnsAfterTheBatchIsApplied(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// dropper sends "burst N" as N droppable messages.
+type dropper struct{ Base[string] }
+
+func (d *dropper) Step(ev Event[string]) {
+	if ev.Kind != Received {
+		return
+	}
+	var n int
+	fmt.Sscanf(ev.Msg, "burst %d", &n)
+	for i := 1; i <= n; i++ {
+		d.Pending.Out = append(d.Pending.Out, Envelope[string]{To: ev.Peer, Msg: fmt.Sprintf("m%d", i), Droppable: true})
+	}
+}
+
+func TestDriverDropsDroppable(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := NewNetwork[string](1) // 3 messages in flight fill a link
+	l, _ := n.Host("s").Listen("s")
+	d := New(Config[string]{Machine: &dropper{}, Listeners: map[string]Listener[string]{"c": l}})
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	c, err := n.Host("c").Dial(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.TrySend("burst 10", 0)
+	deadline := time.Now().Add(5 * time.Second)
+	for d.Stats().Dropped == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	// Some went out, the rest were dropped, and the peer was kept.
+	cl := runClient(t, ctx, c)
+	cl.want(t, "m1")
+	if s := d.Stats(); s.Dropped == 0 || s.Sent+s.Dropped != 10 || s.SendFailures != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	if err := c.TrySend("x", 0); err != nil {
+		t.Fatalf("the connection was closed: %v", err)
+	}
+	cancel()
+	<-done
+}

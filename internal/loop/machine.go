@@ -68,6 +68,10 @@ type Envelope[M any] struct {
 	Priority int
 	Close    bool
 	Reason   string
+	// Droppable: when the connection's send queue is full (or messages
+	// are held for it), the message is dropped and counted (Stats.Dropped)
+	// rather than held or the connection closed: a log line, a gauge.
+	Droppable bool
 }
 
 // DialReq asks the driver to open a connection to Addr; it ends in a

@@ -51,6 +51,10 @@ func (r *Redial[M]) Start(b *Batch[M]) {
 	r.dial(b)
 }
 
+// Failures is the number of dials that failed in a row since the link was
+// last up.
+func (r *Redial[M]) Failures() int { return r.failures }
+
 // Peer is the connection's peer, 0 while it is down.
 func (r *Redial[M]) Peer() Peer { return r.peer }
 
