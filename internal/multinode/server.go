@@ -196,31 +196,11 @@ func (s *Server) Run(ctx context.Context) error {
 	log := s.logger()
 	m := New(s.Config)
 
-	// The routing database.
-	var store *RouteStore
-	var err error
-	if s.Data != "" {
-		if err := os.MkdirAll(s.Data, logDirMode); err != nil {
-			return fmt.Errorf("multinode: data directory: %w", err)
-		}
-		store, err = OpenRouteStore(filepath.Join(s.Data, routesDirName), nil, log)
-	} else {
-		store, err = OpenRouteStore("routes", vfs.NewMem(), log)
-	}
+	store, nroutes, err := s.openRoutes(m, log)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	nroutes := 0
-	if err := store.LoadStates(m.RestoreState); err != nil {
-		return err
-	}
-	if err := store.Load(func(r StoredRoute) {
-		nroutes++
-		m.RestoreRoute(r.Collection, r.Attr, r.NodeID, r.Site)
-	}); err != nil {
-		return err
-	}
 
 	// The collections' log files: one writer goroutine behind a bounded
 	// queue, so that a slow or full disk costs log lines, never the event
@@ -341,6 +321,36 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	cancel()
 	return err
+}
+
+// openRoutes opens the routing database (in memory without Data) and
+// loads its routes and collection states into m.
+func (s *Server) openRoutes(m *MNS, log *slog.Logger) (*RouteStore, int, error) {
+	var store *RouteStore
+	var err error
+	if s.Data != "" {
+		if err := os.MkdirAll(s.Data, logDirMode); err != nil {
+			return nil, 0, fmt.Errorf("multinode: data directory: %w", err)
+		}
+		store, err = OpenRouteStore(filepath.Join(s.Data, routesDirName), nil, log)
+	} else {
+		store, err = OpenRouteStore("routes", vfs.NewMem(), log)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	nroutes := 0
+	if err = store.LoadStates(m.RestoreState); err == nil {
+		err = store.Load(func(r StoredRoute) {
+			nroutes++
+			m.RestoreRoute(r.Collection, r.Attr, r.NodeID, r.Site)
+		})
+	}
+	if err != nil {
+		store.Close()
+		return nil, 0, err
+	}
+	return store, nroutes, nil
 }
 
 // resolver returns the resolver Run uses.
