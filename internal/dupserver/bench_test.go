@@ -23,7 +23,7 @@ func BenchmarkDSAddPebble(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	ds, _ := NewDS(DSConfig{NodeID: "ds"}, st)
+	ds, _ := newDS(DSConfig{NodeID: "ds"}, st)
 	ds.Connect(1, t0)
 	m := &cmt.PPDUPAdd{Collection: "bench", NodeID: "n", URI: "http://bench.example/page"}
 	b.ReportAllocs()

@@ -41,7 +41,7 @@ func TestDSDeadPeers(t *testing.T) {
 
 func TestReplicaDeadDuplicateServer(t *testing.T) {
 	logs := &logBuffer{}
-	r := NewReplica(ReplicaConfig{Logger: logs.logger()}, NewMemStore())
+	r := newReplica(ReplicaConfig{}, NewMemStore(), logs.logger())
 	r.Connect(1, t0)
 	r.Tick(t0)
 	r.Tick(t0.Add(2 * time.Minute))

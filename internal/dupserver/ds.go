@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/loop"
 )
 
 // DSConfig configures a duplicate server machine.
@@ -34,8 +35,11 @@ type DSConfig struct {
 	// MaxQueued bounds the checksum messages held behind a pending one on
 	// the same checksum (DefaultMaxQueued if 0).
 	MaxQueued int
-	// Logger receives the machine's records (nil: discarded).
-	Logger *slog.Logger
+	// ReplicaAddr, when set, is where the replica listens: the machine
+	// asks its driver to dial it at start and again, with backoff, whenever
+	// the link is down (loop.Redial). Empty: the replica connection is
+	// given to the machine as a Connected event tagged TagReplica.
+	ReplicaAddr string
 }
 
 type opKind uint8
@@ -80,12 +84,13 @@ type nsPeer struct {
 	ka    int                 // unanswered keep-alives
 }
 
-// DS is the duplicate server state machine (MS-FSCMT 3.3). It is not safe
-// for concurrent use: one goroutine owns it.
+// DS is the duplicate server state machine (MS-FSCMT 3.3), a
+// loop.Machine. It is not safe for concurrent use: one goroutine owns it.
 type DS struct {
-	cfg DSConfig
-	log *slog.Logger
-	st  Store
+	loop.Base[cmt.Message]
+	cfg  DSConfig
+	st   Store
+	link loop.Redial[cmt.Message]
 
 	colls map[string]*CollectionRecord
 	peers map[PeerID]*nsPeer
@@ -109,7 +114,6 @@ type DS struct {
 	cursor          Key
 
 	lastKA time.Time
-	out    []Action
 
 	syncing bool // a replica connected and is being resynchronised
 }
@@ -137,12 +141,8 @@ func NewDS(cfg DSConfig, st Store) (*DS, error) {
 	if cfg.MaxQueued <= 0 {
 		cfg.MaxQueued = DefaultMaxQueued
 	}
-	lg := cfg.Logger
-	if lg == nil {
-		lg = slog.New(slog.DiscardHandler)
-	}
 	d := &DS{
-		cfg: cfg, log: lg, st: st,
+		cfg: cfg, st: st,
 		colls:    map[string]*CollectionRecord{},
 		peers:    map[PeerID]*nsPeer{},
 		inflight: map[Key]*op{},
@@ -164,7 +164,32 @@ func NewDS(cfg DSConfig, st Store) (*DS, error) {
 	for _, t := range tombs {
 		d.tombs[t] = 0
 	}
+	if cfg.ReplicaAddr != "" {
+		d.link = loop.Redial[cmt.Message]{Tag: TagReplica, Addr: cfg.ReplicaAddr, Name: "dupserver: replica"}
+		d.link.Start(&d.Pending)
+	}
 	return d, nil
+}
+
+// Step applies one event (loop.Machine): a connection tagged TagReplica is
+// the link to the replica, any other one a node scheduler's.
+func (d *DS) Step(ev loop.Event[cmt.Message]) {
+	d.link.Step(ev, &d.Pending)
+	switch ev.Kind {
+	case loop.Connected:
+		if ev.Tag == TagReplica {
+			d.connectReplica(ev.Peer, ev.Now)
+		} else {
+			d.connect(ev.Peer, ev.Now)
+		}
+	case loop.Received:
+		d.receive(ev.Peer, ev.Msg, ev.Now)
+	case loop.Closed:
+		d.disconnect(ev.Peer, ev.Now)
+	case loop.Tick:
+		d.tick(ev.Now)
+	}
+	d.checkInSync()
 }
 
 // DSStatus is a snapshot of a duplicate server's state.
@@ -205,15 +230,8 @@ func (d *DS) Status() DSStatus {
 	return s
 }
 
-func (d *DS) take() []Action {
-	d.checkInSync()
-	out := d.out
-	d.out = nil
-	return out
-}
-
 func (d *DS) send(to PeerID, m cmt.Message, p cmt.Priority) {
-	d.out = append(d.out, Action{To: to, Msg: m, Priority: p})
+	d.Pending.Send(to, m, int(p))
 }
 
 // toReplica sends m to the replica, in order (every message to the replica
@@ -226,7 +244,7 @@ func (d *DS) toReplica(m cmt.Message) uint64 {
 }
 
 func (d *DS) sendError(to PeerID, coll, why string) {
-	d.log.Warn("dupserver: PPDUP_ERROR", "peer", to, "collection", coll, "why", why)
+	d.Pending.Log(slog.LevelWarn, "dupserver: PPDUP_ERROR", "peer", to, "collection", coll, "why", why)
 	if _, ok := d.peers[to]; ok {
 		d.send(to, &cmt.PPDUPError{Collection: coll, Why: why}, cmt.DefaultPriority(cmt.CmdPPDUPError))
 	}
@@ -239,28 +257,27 @@ func (d *DS) dbName(coll string) string {
 	return path.Join(d.cfg.DBDir, coll)
 }
 
-// Connect reports a new node scheduler connection.
-func (d *DS) Connect(p PeerID, now time.Time) []Action {
+// connect reports a new node scheduler connection.
+func (d *DS) connect(p PeerID, now time.Time) {
 	d.peers[p] = &nsPeer{colls: map[string]struct{}{}}
-	d.log.Info("dupserver: node scheduler connected", "peer", p)
-	return d.take()
+	d.Pending.Log(slog.LevelInfo, "dupserver: node scheduler connected", "peer", p)
 }
 
-// ConnectReplica reports a new connection to the replica. The duplicate
+// connectReplica reports a new connection to the replica. The duplicate
 // server sends it the pending collection removals, every configuration and
 // then every checksum it has not acknowledged.
-func (d *DS) ConnectReplica(p PeerID, now time.Time) []Action {
+func (d *DS) connectReplica(p PeerID, now time.Time) {
 	if !d.cfg.Replica {
-		d.log.Warn("dupserver: replica connection without a configured replica, closing it", "peer", p)
-		d.out = append(d.out, Action{To: p, Close: true})
-		return d.take()
+		d.Pending.Log(slog.LevelWarn, "dupserver: replica connection without a configured replica, closing it", "peer", p)
+		d.Pending.CloseConn(p, "replica connection without a configured replica")
+		return
 	}
 	if d.replica != 0 {
 		d.failReplica("replaced by a new connection", true, now)
 	}
 	d.replica, d.replicaKA = p, 0
 	d.syncing = true
-	d.log.Info("dupserver: replica connected, resynchronising", "peer", p, "tombstones", len(d.tombs))
+	d.Pending.Log(slog.LevelInfo, "dupserver: replica connected, resynchronising", "peer", p, "tombstones", len(d.tombs))
 	names := make([]string, 0, len(d.tombs))
 	for n := range d.tombs {
 		names = append(names, n)
@@ -284,36 +301,33 @@ func (d *DS) ConnectReplica(p PeerID, now time.Time) []Action {
 	d.markBacklog()
 	d.cursor = Key{}
 	d.pump(now)
-	return d.take()
 }
 
-// Disconnect reports that a connection closed.
-func (d *DS) Disconnect(p PeerID, now time.Time) []Action {
+// disconnect reports that a connection closed.
+func (d *DS) disconnect(p PeerID, now time.Time) {
 	switch {
 	case p != 0 && p == d.replica:
 		d.failReplica("connection closed", false, now)
 	case d.peers[p] != nil:
 		delete(d.peers, p)
-		d.log.Info("dupserver: node scheduler disconnected", "peer", p)
+		d.Pending.Log(slog.LevelInfo, "dupserver: node scheduler disconnected", "peer", p)
 	}
-	return d.take()
 }
 
-// Receive processes a message from peer p.
-func (d *DS) Receive(p PeerID, m cmt.Message, now time.Time) []Action {
+// receive processes a message from peer p.
+func (d *DS) receive(p PeerID, m cmt.Message, now time.Time) {
 	if p != 0 && p == d.replica {
 		d.fromReplica(m, now)
 	} else if peer := d.peers[p]; peer != nil {
 		d.fromNS(p, peer, m, now)
 	} else {
-		d.log.Debug("dupserver: message from a closed connection dropped", "peer", p, "cmd", m.Code())
+		d.Pending.Log(slog.LevelDebug, "dupserver: message from a closed connection dropped", "peer", p, "cmd", m.Code())
 	}
-	return d.take()
 }
 
-// Tick advances the timers to now: the keep-alive timer (3.3.6) and the
+// tick advances the timers to now: the keep-alive timer (3.3.6) and the
 // replica timeout.
-func (d *DS) Tick(now time.Time) []Action {
+func (d *DS) tick(now time.Time) {
 	if d.lastKA.IsZero() {
 		d.lastKA = now
 	} else if now.Sub(d.lastKA) >= d.cfg.KeepAlive {
@@ -326,11 +340,11 @@ func (d *DS) Tick(now time.Time) []Action {
 		for _, id := range ids {
 			peer := d.peers[id]
 			if peer.ka > 0 {
-				d.log.Warn("dupserver: node scheduler did not answer the previous keep-alive", "peer", id, "unanswered", peer.ka)
+				d.Pending.Log(slog.LevelWarn, "dupserver: node scheduler did not answer the previous keep-alive", "peer", id, "unanswered", peer.ka)
 			}
 			if peer.ka >= maxMissedKeepAlives {
-				d.log.Error("dupserver: node scheduler dead (keep-alives unanswered), closing its connection", "peer", id, "unanswered", peer.ka)
-				d.out = append(d.out, Action{To: id, Close: true})
+				d.Pending.Log(slog.LevelError, "dupserver: node scheduler dead (keep-alives unanswered), closing its connection", "peer", id, "unanswered", peer.ka)
+				d.Pending.CloseConn(id, "node scheduler dead: keep-alives unanswered")
 				continue
 			}
 			peer.ka++
@@ -338,7 +352,7 @@ func (d *DS) Tick(now time.Time) []Action {
 		}
 		if d.replica != 0 {
 			if d.replicaKA > 0 {
-				d.log.Warn("dupserver: replica did not answer the previous keep-alive", "peer", d.replica, "unanswered", d.replicaKA)
+				d.Pending.Log(slog.LevelWarn, "dupserver: replica did not answer the previous keep-alive", "peer", d.replica, "unanswered", d.replicaKA)
 			}
 			if d.replicaKA >= maxMissedKeepAlives {
 				d.failReplica("keep-alives unanswered", true, now)
@@ -356,41 +370,6 @@ func (d *DS) Tick(now time.Time) []Action {
 		}
 	}
 	d.pump(now)
-	return d.take()
-}
-
-// barrier sends a keep-alive to the replica. The link is in order, so its
-// answer proves that the replica processed everything sent before it.
-func (d *DS) barrier() {
-	if len(d.kaSeqs) >= maxKASeqs {
-		d.failReplica("too many unanswered keep-alives", true, time.Time{})
-		return
-	}
-	d.replicaKA++
-	d.kaSeqs = append(d.kaSeqs, d.toReplica(&cmt.PPDUPKeepalive{}))
-}
-
-// confirm records that the replica processed every message up to seq.
-func (d *DS) confirm(seq uint64) {
-	if seq <= d.confirmed {
-		return
-	}
-	d.confirmed = seq
-	for n, s := range d.tombs {
-		if s != 0 && s <= seq {
-			if err := d.st.DeleteTombstone(n); err != nil {
-				d.log.Error("dupserver: checksum store", "err", err)
-				continue
-			}
-			delete(d.tombs, n)
-		}
-	}
-}
-
-func (d *DS) markBacklog() {
-	if d.cfg.Replica {
-		d.backlog, d.rescan = true, true
-	}
 }
 
 // ---- messages from node schedulers ----
@@ -412,7 +391,7 @@ func (d *DS) fromNS(p PeerID, peer *nsPeer, m cmt.Message, now time.Time) {
 	case *cmt.PPDUPKeepaliveAck:
 		peer.ka = 0
 	default:
-		d.log.Warn("dupserver: unexpected message from a node scheduler ignored", "peer", p, "cmd", m.Code())
+		d.Pending.Log(slog.LevelWarn, "dupserver: unexpected message from a node scheduler ignored", "peer", p, "cmd", m.Code())
 	}
 }
 
@@ -423,7 +402,7 @@ func (d *DS) setConfig(p PeerID, peer *nsPeer, m *cmt.PPDUPSetConfig) {
 			colls = append(colls, cmt.Collection{Name: m.Collection})
 		}
 		if r := d.colls[m.Collection]; r != nil && r.Removing {
-			d.log.Info("dupserver: PPDUP_SET_CONFIG for a collection being removed discarded", "collection", m.Collection)
+			d.Pending.Log(slog.LevelInfo, "dupserver: PPDUP_SET_CONFIG for a collection being removed discarded", "collection", m.Collection)
 			return
 		}
 	}
@@ -439,7 +418,7 @@ func (d *DS) setConfig(p PeerID, peer *nsPeer, m *cmt.PPDUPSetConfig) {
 	}
 	for _, c := range colls {
 		if r := d.colls[c.Name]; r != nil && r.Removing {
-			d.log.Info("dupserver: configuration of a collection being removed discarded", "collection", c.Name)
+			d.Pending.Log(slog.LevelInfo, "dupserver: configuration of a collection being removed discarded", "collection", c.Name)
 			continue
 		}
 		rec := &CollectionRecord{Name: c.Name, Config: c}
@@ -455,7 +434,7 @@ func (d *DS) setConfig(p PeerID, peer *nsPeer, m *cmt.PPDUPSetConfig) {
 			d.cfgPending = append(d.cfgPending, c.Name)
 			d.cfgNormal = false
 		}
-		d.log.Info("dupserver: collection configured", "collection", c.Name, "peer", p)
+		d.Pending.Log(slog.LevelInfo, "dupserver: collection configured", "collection", c.Name, "peer", p)
 	}
 	d.send(p, &cmt.PPDUPConfigAck{VClock: m.VClock}, cmt.DefaultPriority(cmt.CmdPPDUPConfigAck))
 }
@@ -491,10 +470,10 @@ func (d *DS) confRemove(p PeerID, name string) {
 	}
 	r.Removing = true
 	if err := d.st.PutCollection(*r); err != nil {
-		d.log.Error("dupserver: checksum store", "err", err)
+		d.Pending.Log(slog.LevelError, "dupserver: checksum store", "err", err)
 	}
 	if err := d.st.DeleteCollection(name); err != nil {
-		d.log.Error("dupserver: checksum store", "err", err)
+		d.Pending.Log(slog.LevelError, "dupserver: checksum store", "err", err)
 	}
 	// Operations of the collection still waiting for the replica or held
 	// behind one are dropped: everything about it is discarded (3.3.5.2).
@@ -511,12 +490,12 @@ func (d *DS) confRemove(p PeerID, name string) {
 		}
 	}
 	d.cfgPending = slices.DeleteFunc(d.cfgPending, func(n string) bool { return n == name })
-	d.log.Info("dupserver: collection removal in progress", "collection", name, "peer", p)
+	d.Pending.Log(slog.LevelInfo, "dupserver: collection removal in progress", "collection", name, "peer", p)
 	if !d.cfg.Replica {
 		return
 	}
 	if err := d.st.PutTombstone(name); err != nil {
-		d.log.Error("dupserver: checksum store", "err", err)
+		d.Pending.Log(slog.LevelError, "dupserver: checksum store", "err", err)
 	}
 	d.tombs[name] = 0
 	if d.replica != 0 {
@@ -531,17 +510,17 @@ func (d *DS) confRemove2(p PeerID, name string) {
 		return
 	}
 	if d.colls[name] == nil {
-		d.log.Debug("dupserver: PPDUP_CONF_REMOVE2 for an unknown collection", "collection", name)
+		d.Pending.Log(slog.LevelDebug, "dupserver: PPDUP_CONF_REMOVE2 for an unknown collection", "collection", name)
 		return
 	}
 	if err := d.st.DeleteCollectionRecord(name); err != nil {
-		d.log.Error("dupserver: checksum store", "err", err)
+		d.Pending.Log(slog.LevelError, "dupserver: checksum store", "err", err)
 	}
 	delete(d.colls, name)
 	for _, peer := range d.peers {
 		delete(peer.colls, name)
 	}
-	d.log.Info("dupserver: collection removed", "collection", name, "peer", p)
+	d.Pending.Log(slog.LevelInfo, "dupserver: collection removed", "collection", name, "peer", p)
 }
 
 // checksumMessage validates a PPDUP_ADD or PPDUP_REMOVE and processes it, or
@@ -563,7 +542,7 @@ func (d *DS) checksumMessage(p PeerID, peer *nsPeer, m cmt.Message, coll, node, 
 	}
 	r := d.colls[coll]
 	if r != nil && r.Removing {
-		d.log.Debug("dupserver: message for a collection being removed discarded", "collection", coll, "cmd", m.Code())
+		d.Pending.Log(slog.LevelDebug, "dupserver: message for a collection being removed discarded", "collection", coll, "cmd", m.Code())
 		return
 	}
 	if r == nil {
@@ -576,7 +555,7 @@ func (d *DS) checksumMessage(p PeerID, peer *nsPeer, m cmt.Message, coll, node, 
 			return
 		}
 		d.colls[coll] = r
-		d.log.Info("dupserver: collection registered by its first checksum", "collection", coll, "peer", p)
+		d.Pending.Log(slog.LevelInfo, "dupserver: collection registered by its first checksum", "collection", coll, "peer", p)
 	}
 	peer.colls[coll] = struct{}{}
 	k := Key{coll, cs}
@@ -653,12 +632,12 @@ func (d *DS) processRemove(p PeerID, m *cmt.PPDUPRemove, now time.Time) {
 		return
 	}
 	if !ok {
-		d.log.Debug("dupserver: PPDUP_REMOVE of an unknown checksum", "key", k, "uri", m.URI)
+		d.Pending.Log(slog.LevelDebug, "dupserver: PPDUP_REMOVE of an unknown checksum", "key", k, "uri", m.URI)
 		d.removeOK(p, m)
 		return
 	}
 	if o.URI != m.URI {
-		d.log.Info("dupserver: PPDUP_REMOVE by a URI that does not own the checksum; owner kept",
+		d.Pending.Log(slog.LevelInfo, "dupserver: PPDUP_REMOVE by a URI that does not own the checksum; owner kept",
 			"key", k, "uri", m.URI, "owner", o.URI)
 		d.removeOK(p, m)
 		return
@@ -742,158 +721,5 @@ func (d *DS) release(k Key, now time.Time) {
 	}
 	if len(d.held[k]) == 0 {
 		delete(d.held, k)
-	}
-}
-
-// ---- messages from the replica ----
-
-func (d *DS) fromReplica(m cmt.Message, now time.Time) {
-	switch m := m.(type) {
-	case *cmt.PPDUPAddOK:
-		d.ack(opAdd, Key{m.Collection, m.Checksum}, now)
-	case *cmt.PPDUPRemoveOK:
-		d.ack(opRemove, Key{m.Collection, m.Checksum}, now)
-	case *cmt.PPDUPConfigAck:
-		// 3.3.5.8 and product note <1>: only the answer to the latest
-		// SET_CONFIG counts; a stale one is ignored.
-		if !d.vclock.Acked(m.VClock) {
-			d.log.Debug("dupserver: stale PPDUP_CONFIG_ACK from the replica ignored", "vc", m.VClock, "current", d.vclock.Current())
-			return
-		}
-		if len(d.cfgPending) == 0 {
-			d.cfgNormal = true
-		}
-	case *cmt.PPDUPKeepalive:
-		d.send(d.replica, &cmt.PPDUPKeepaliveAck{}, cmt.PriorityNormal)
-	case *cmt.PPDUPKeepaliveAck:
-		if d.replicaKA > 0 {
-			d.replicaKA--
-		}
-		if len(d.kaSeqs) > 0 {
-			s := d.kaSeqs[0]
-			d.kaSeqs = d.kaSeqs[1:]
-			d.confirm(s)
-		}
-	case *cmt.PPDUPError:
-		d.failReplica(fmt.Sprintf("replica reported an error on %q: %s", m.Collection, m.Why), true, now)
-	default:
-		d.log.Warn("dupserver: unexpected message from the replica ignored", "cmd", m.Code())
-	}
-}
-
-// ack completes the operation on k that the replica answered. The replica
-// answers in the order it was sent the operations (the link is in order and
-// it processes messages one by one), so the answer must be for the oldest
-// operation sent; anything else means the replica is not in step, and it is
-// given up and resynchronised.
-func (d *DS) ack(kind opKind, k Key, now time.Time) {
-	if len(d.sentOps) == 0 {
-		d.log.Debug("dupserver: replica answer without a pending operation ignored", "key", k, "kind", kind)
-		return
-	}
-	o := d.sentOps[0]
-	if o.key != k || o.kind != kind {
-		d.failReplica(fmt.Sprintf("answer %s %s out of order (expected %s %s)", kind, k, o.kind, o.key), true, now)
-		return
-	}
-	d.sentOps[0] = nil
-	d.sentOps = d.sentOps[1:]
-	d.confirm(o.seq)
-	if o.cancelled {
-		return
-	}
-	delete(d.inflight, k)
-	if err := d.st.ClearDirty(k); err != nil {
-		d.log.Error("dupserver: checksum store", "err", err)
-		d.markBacklog()
-	}
-	d.answer(o)
-	d.release(k, now)
-	d.pump(now)
-}
-
-// failReplica gives the replica up: every operation waiting for it is
-// answered from the duplicate server's store, the held messages are
-// processed without it, and its dirty keys wait for the next connection.
-func (d *DS) failReplica(reason string, closeIt bool, now time.Time) {
-	if d.replica == 0 {
-		return
-	}
-	d.log.Warn("dupserver: replica lost; answering from the local store until it is back", "peer", d.replica,
-		"reason", reason, "pending", len(d.inflight), "held", d.nheld)
-	if closeIt {
-		d.out = append(d.out, Action{To: d.replica, Close: true})
-	}
-	d.replica, d.replicaKA, d.kaSeqs, d.sentOps, d.cfgNormal = 0, 0, nil, nil, false
-	ops := make([]*op, 0, len(d.inflight))
-	for _, o := range d.inflight {
-		ops = append(ops, o)
-	}
-	slices.SortFunc(ops, func(a, b *op) int {
-		switch {
-		case a.seq < b.seq:
-			return -1
-		case a.seq > b.seq:
-			return 1
-		}
-		return 0
-	})
-	d.inflight = map[Key]*op{}
-	for _, o := range ops {
-		d.answer(o)
-	}
-	keys := make([]Key, 0, len(d.held))
-	for k := range d.held {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, Key.compare)
-	for _, k := range keys {
-		d.release(k, now)
-	}
-	d.markBacklog()
-}
-
-// pump sends the replica dirty keys (changes it has not acknowledged) while
-// fewer than half the window is in use.
-func (d *DS) pump(now time.Time) {
-	if d.replica == 0 || !d.backlog {
-		return
-	}
-	limit := max(d.cfg.Window/2, 1)
-	for len(d.inflight) < limit {
-		keys, err := d.st.DirtyKeys(d.cursor, resyncBatch)
-		if err != nil {
-			d.log.Error("dupserver: checksum store", "err", err)
-			return
-		}
-		for _, k := range keys {
-			d.cursor = k
-			if d.inflight[k] != nil || len(d.held[k]) > 0 {
-				continue // the pending operation carries the latest state
-			}
-			o, ok, err := d.st.Get(k)
-			if err != nil {
-				d.log.Error("dupserver: checksum store", "err", err)
-				continue
-			}
-			if ok {
-				d.forward(&op{kind: opAdd, key: k, owner: o}, &cmt.PPDUPAdd{Collection: k.Collection, NodeID: o.NodeID, URI: o.URI,
-					Checksum: k.Checksum, PPDUPID: d.cfg.NodeID, DBName: d.dbName(k.Collection)}, now)
-			} else {
-				d.forward(&op{kind: opRemove, key: k}, &cmt.PPDUPRemove{Collection: k.Collection, NodeID: d.cfg.NodeID,
-					Checksum: k.Checksum, PPDUPID: d.cfg.NodeID, DBName: d.dbName(k.Collection)}, now)
-			}
-			if len(d.inflight) >= limit {
-				return
-			}
-		}
-		if len(keys) < resyncBatch {
-			d.cursor = Key{}
-			if !d.rescan {
-				d.backlog = false
-				return
-			}
-			d.rescan = false
-		}
 	}
 }

@@ -26,7 +26,7 @@ func csum(s string) cmt.Checksum { return cmt.Checksum(md5.Sum([]byte(s))) }
 
 type dsHarness struct {
 	t    *testing.T
-	ds   *DS
+	ds   testDS
 	st   *MemStore
 	logs *bytes.Buffer
 	now  time.Time
@@ -36,8 +36,8 @@ func newDSHarness(t *testing.T, replica bool) *dsHarness {
 	t.Helper()
 	logs := &bytes.Buffer{}
 	st := NewMemStore()
-	ds, err := NewDS(DSConfig{NodeID: "ds-1", DBDir: "/data/ds", Replica: replica,
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, st)
+	ds, err := newDS(DSConfig{NodeID: "ds-1", DBDir: "/data/ds", Replica: replica}, st,
+		slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,7 +484,7 @@ func TestDSTombstoneResentOnReconnect(t *testing.T) {
 
 func TestDSRestoresStateFromStore(t *testing.T) {
 	st := NewMemStore()
-	ds, _ := NewDS(DSConfig{NodeID: "ds-1", Replica: true}, st)
+	ds, _ := newDS(DSConfig{NodeID: "ds-1", Replica: true}, st)
 	ds.Connect(ns1, t0)
 	ds.Receive(ns1, setConfig("example", 1), t0)
 	ds.Receive(ns1, add("example", "n", "http://a/", csum("a")), t0)
@@ -492,7 +492,7 @@ func TestDSRestoresStateFromStore(t *testing.T) {
 
 	// A new machine over the same store (a restarted process) knows the
 	// collections, the removal and the unreplicated key.
-	ds2, err := NewDS(DSConfig{NodeID: "ds-1", Replica: true}, st)
+	ds2, err := newDS(DSConfig{NodeID: "ds-1", Replica: true}, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,7 +508,7 @@ func TestDSRestoresStateFromStore(t *testing.T) {
 
 func TestDSBoundedHeldQueue(t *testing.T) {
 	st := NewMemStore()
-	ds, _ := NewDS(DSConfig{NodeID: "ds-1", Replica: true, MaxQueued: 2}, st)
+	ds, _ := newDS(DSConfig{NodeID: "ds-1", Replica: true, MaxQueued: 2}, st)
 	ds.Connect(ns1, t0)
 	ds.ConnectReplica(rep, t0)
 	cs := csum("x")
@@ -526,7 +526,7 @@ func TestDSBoundedHeldQueue(t *testing.T) {
 
 func TestDSWindowFullAnswersLocally(t *testing.T) {
 	st := NewMemStore()
-	ds, _ := NewDS(DSConfig{NodeID: "ds-1", Replica: true, Window: 1}, st)
+	ds, _ := newDS(DSConfig{NodeID: "ds-1", Replica: true, Window: 1}, st)
 	ds.Connect(ns1, t0)
 	ds.ConnectReplica(rep, t0)
 	a := add("c", "n", "http://1/", csum("1"))

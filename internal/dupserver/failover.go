@@ -1,100 +1,161 @@
 package dupserver
 
 import (
-	"context"
 	"log/slog"
-	"path/filepath"
 	"time"
+
+	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/loop"
 )
 
-// failoverState is a replica's view of its duplicate server, for the
-// promotion of the replica when node schedulers fail over to it
-// (docs/decisions/dupserver.md).
-type failoverState struct {
-	promoted  bool
+// DefaultPromoteAfter is how long a replica's duplicate server must have
+// been gone before a node scheduler's failover connection promotes it.
+const DefaultPromoteAfter = 3 * time.Second
+
+// FailoverConfig configures a replica with a failover listener.
+type FailoverConfig struct {
+	// Replica configures the replica machine it starts as.
+	Replica ReplicaConfig
+	// DS configures the duplicate server it becomes when promoted; with
+	// DS.ReplicaAddr set (the old duplicate server, restarted as a
+	// replica), every mapping is marked for it at the promotion.
+	DS DSConfig
+	// PromoteAfter is how long the duplicate server must have been gone
+	// (DefaultPromoteAfter if 0).
+	PromoteAfter time.Duration
+	// Start is when the machine starts: the duplicate server counts as
+	// gone since then until it connects.
+	Start time.Time
+}
+
+// Failover is a replica that a node scheduler's connection on the failover
+// listener promotes to a duplicate server over the same store, when its
+// duplicate server has been gone for PromoteAfter (package comment,
+// "Failover"). It is a loop.Machine that runs the Replica, then the DS,
+// inside, and hands on their batches.
+//
+//   - Before the promotion: a connection tagged TagListen is the duplicate
+//     server; one tagged TagFailover is a node scheduler, admitted
+//     (promoting the replica) only when no duplicate server has been
+//     connected for PromoteAfter, refused (closed at once) otherwise.
+//   - After it: node schedulers are admitted on either listener, except
+//     that a connection on the replica listener is the old duplicate server
+//     coming back as one: it is refused, since it must come back as this
+//     server's replica.
+type Failover struct {
+	loop.Base[cmt.Message]
+	cfg     FailoverConfig
+	st      Store
+	replica *Replica
+	ds      *DS // after the promotion
+
 	dsPeers   map[PeerID]bool // connections of the duplicate server (replica listener)
 	downSince time.Time       // since when no duplicate server is connected
-	refused   map[PeerID]bool // connections closed at once: ignore their events
+	refused   map[PeerID]bool // connections closed at once: their events are ignored
 }
 
-func (s *Server) promoteAfter() time.Duration {
-	if s.PromoteAfter > 0 {
-		return s.PromoteAfter
+// NewFailover returns a replica machine over st that can be promoted.
+func NewFailover(cfg FailoverConfig, st Store) *Failover {
+	if cfg.PromoteAfter <= 0 {
+		cfg.PromoteAfter = DefaultPromoteAfter
 	}
-	return DefaultPromoteAfter
+	return &Failover{cfg: cfg, st: st, replica: NewReplica(cfg.Replica, st), dsPeers: map[PeerID]bool{},
+		downSince: cfg.Start, refused: map[PeerID]bool{}}
 }
 
-// admit decides about a new connection of a replica with a failover
-// listener, and returns the machine to run from now on (the replica's, or
-// after a promotion a duplicate server's over the same store).
-//
-//   - Before the promotion: a connection on the replica listener is the
-//     duplicate server; one on the failover listener is a node scheduler,
-//     admitted (promoting the replica) only when no duplicate server has
-//     been connected for PromoteAfter, refused otherwise.
-//   - After it: node schedulers are admitted on either listener... except
-//     that a connection on the replica listener that is not this server's
-//     own replica link is the old duplicate server coming back as one: it
-//     is refused, since it must come back as this server's replica.
-func (s *Server) admit(ctx context.Context, fo *failoverState, e event, m machine, st Store, nodeID string, log *slog.Logger) (machine, bool) {
-	now := s.now()
-	if fo.promoted {
-		if !e.failover && !e.replica {
-			log.Warn("dupserver: promoted replica refuses a connection on the replica listener; restart the old duplicate server with --replica-mode to make it this server's replica", "peer", e.peer)
-			return m, false
+// Promoted reports whether the replica became a duplicate server.
+func (f *Failover) Promoted() bool { return f.ds != nil }
+
+func (f *Failover) inner() loop.Machine[cmt.Message] {
+	if f.ds != nil {
+		return f.ds
+	}
+	return f.replica
+}
+
+// Step applies one event.
+func (f *Failover) Step(ev loop.Event[cmt.Message]) {
+	switch ev.Kind {
+	case loop.Connected:
+		if ev.Tag != TagReplica && !f.admit(ev) {
+			f.refused[ev.Peer] = true
+			f.Pending.CloseConn(ev.Peer, "refused")
+			return
 		}
-		return m, true
-	}
-	if !e.failover {
-		fo.dsPeers[e.peer] = true
-		return m, true
-	}
-	if len(fo.dsPeers) > 0 {
-		log.Info("dupserver replica: node scheduler on the failover listener refused: the duplicate server is connected", "peer", e.peer)
-		return m, false
-	}
-	if gone := now.Sub(fo.downSince); gone < s.promoteAfter() {
-		log.Info("dupserver replica: node scheduler on the failover listener refused for now: the duplicate server left only lately",
-			"peer", e.peer, "gone", gone.Round(time.Millisecond).String(), "promote_after", s.promoteAfter().String())
-		return m, false
-	}
-	dbDir := s.Data
-	if dbDir != "" {
-		if abs, err := filepath.Abs(dbDir); err == nil {
-			dbDir = abs
+	case loop.Received:
+		if f.refused[ev.Peer] {
+			return
+		}
+	case loop.Closed:
+		if f.refused[ev.Peer] {
+			delete(f.refused, ev.Peer)
+			return
+		}
+		if f.dsPeers[ev.Peer] {
+			delete(f.dsPeers, ev.Peer)
+			if len(f.dsPeers) == 0 {
+				f.downSince = ev.Now
+				f.Pending.Log(slog.LevelWarn, "dupserver replica: duplicate server gone; node schedulers may promote this replica",
+					"after", f.cfg.PromoteAfter.String())
+			}
 		}
 	}
-	if s.FailoverReplica != "" {
+	m := f.inner()
+	m.Step(ev)
+	f.Pending.Append(m.Ready())
+	m.Advance()
+}
+
+// admit decides about a new connection and promotes the replica when a
+// node scheduler fails over to it.
+func (f *Failover) admit(ev loop.Event[cmt.Message]) bool {
+	now := ev.Now
+	if f.ds != nil {
+		if ev.Tag != TagFailover {
+			f.Pending.Log(slog.LevelWarn, "dupserver: promoted replica refuses a connection on the replica listener; restart the old duplicate server with --replica-mode to make it this server's replica", "peer", ev.Peer)
+			return false
+		}
+		return true
+	}
+	if ev.Tag != TagFailover {
+		f.dsPeers[ev.Peer] = true
+		return true
+	}
+	if len(f.dsPeers) > 0 {
+		f.Pending.Log(slog.LevelInfo, "dupserver replica: node scheduler on the failover listener refused: the duplicate server is connected", "peer", ev.Peer)
+		return false
+	}
+	if gone := now.Sub(f.downSince); gone < f.cfg.PromoteAfter {
+		f.Pending.Log(slog.LevelInfo, "dupserver replica: node scheduler on the failover listener refused for now: the duplicate server left only lately",
+			"peer", ev.Peer, "gone", gone.Round(time.Millisecond).String(), "promote_after", f.cfg.PromoteAfter.String())
+		return false
+	}
+	dsCfg := f.cfg.DS
+	if dsCfg.ReplicaAddr != "" {
+		dsCfg.Replica = true
 		// The old duplicate server comes back as this server's replica
 		// with whatever its store held (or an empty one): every mapping
 		// goes to it, not only the changes made from now on.
 		n := 0
-		err := st.Mappings("", func(k Key, o Owner) error {
+		err := f.st.Mappings("", func(k Key, o Owner) error {
 			n++
-			return st.Put(k, o, true)
+			return f.st.Put(k, o, true)
 		})
 		if err != nil {
-			log.Error("dupserver replica: promotion failed: marking the mappings for the new replica", "err", err)
-			return m, false
+			f.Pending.Log(slog.LevelError, "dupserver replica: promotion failed: marking the mappings for the new replica", "err", err)
+			return false
 		}
-		log.Info("dupserver replica: every mapping marked for the new replica", "mappings", n)
+		f.Pending.Log(slog.LevelInfo, "dupserver replica: every mapping marked for the new replica", "mappings", n)
 	}
-	ds, err := NewDS(DSConfig{NodeID: nodeID, DBDir: dbDir, Replica: s.FailoverReplica != "", KeepAlive: s.KeepAlive,
-		ReplicaTimeout: s.ReplicaTimeout, Logger: log}, st)
+	ds, err := NewDS(dsCfg, f.st)
 	if err != nil {
-		log.Error("dupserver replica: promotion failed", "err", err)
-		return m, false
+		f.Pending.Log(slog.LevelError, "dupserver replica: promotion failed", "err", err)
+		return false
 	}
-	fo.promoted = true
-	log.Warn("dupserver replica: PROMOTED to duplicate server: a node scheduler failed over to it", "peer", e.peer,
-		"duplicate_server_gone", now.Sub(fo.downSince).Round(time.Millisecond).String(), "new_replica", s.FailoverReplica)
-	if s.FailoverReplica != "" && s.goAdd() {
-		go func() {
-			defer s.wg.Done()
-			s.dialReplicaAt(ctx, s.FailoverReplica)
-		}()
-	}
-	return dsMachine{ds}, true
+	f.ds = ds
+	f.Pending.Log(slog.LevelWarn, "dupserver replica: PROMOTED to duplicate server: a node scheduler failed over to it", "peer", ev.Peer,
+		"duplicate_server_gone", now.Sub(f.downSince).Round(time.Millisecond).String(), "new_replica", dsCfg.ReplicaAddr)
+	return true
 }
 
 // checkInSync logs, once per replica connection, when the replica has
@@ -105,5 +166,5 @@ func (d *DS) checkInSync() {
 		return
 	}
 	d.syncing = false
-	d.log.Info("dupserver: replica in sync", "peer", d.replica)
+	d.Pending.Log(slog.LevelInfo, "dupserver: replica in sync", "peer", d.replica)
 }

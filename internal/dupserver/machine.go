@@ -3,7 +3,7 @@ package dupserver
 import (
 	"time"
 
-	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/loop"
 )
 
 // PeerID names one connection of a machine: a node scheduler, the replica
@@ -11,16 +11,20 @@ import (
 // driver gives every new connection a fresh ID and never reuses one, so a
 // message that arrives late from a closed connection cannot be mistaken for
 // one from its successor. 0 is never a peer.
-type PeerID uint64
+type PeerID = loop.Peer
 
-// Action is what a machine asks its driver to do: send Msg to To with
-// Priority, or, when Close is set, close the connection To.
-type Action struct {
-	To       PeerID
-	Msg      cmt.Message
-	Priority cmt.Priority
-	Close    bool
-}
+// Connection tags: which listener accepted a connection, or which dial
+// opened it (loop.Event.Tag).
+const (
+	// TagListen: the main listener (node schedulers; in replica mode the
+	// duplicate server), and connections given to Server.Serve.
+	TagListen = "listen"
+	// TagFailover: a replica's failover listener (node schedulers that
+	// lost their duplicate server).
+	TagFailover = "failover"
+	// TagReplica: the duplicate server's link to its replica.
+	TagReplica = "replica"
+)
 
 // Defaults of the machines' timers and bounds.
 const (

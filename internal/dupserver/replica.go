@@ -6,28 +6,27 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/loop"
 )
 
 // ReplicaConfig configures a replica machine.
 type ReplicaConfig struct {
 	// KeepAlive is the keep-alive timer of 3.4.2 (DefaultKeepAlive if 0).
 	KeepAlive time.Duration
-	// Logger receives the machine's records (nil: discarded).
-	Logger *slog.Logger
 }
 
-// Replica is the duplicate server replica state machine (MS-FSCMT 3.4): it
+// Replica is the duplicate server replica state machine (MS-FSCMT 3.4), a
+// loop.Machine: it
 // applies what its duplicate server forwards and answers with the same
 // key-value pairs. Every answer goes with normal priority, in order. It is
 // not safe for concurrent use.
 type Replica struct {
+	loop.Base[cmt.Message]
 	cfg   ReplicaConfig
-	log   *slog.Logger
 	st    Store
 	peers map[PeerID]int // connected duplicate servers -> unanswered keep-alives
 
 	lastKA time.Time
-	out    []Action
 }
 
 // NewReplica returns a replica machine over st.
@@ -35,47 +34,50 @@ func NewReplica(cfg ReplicaConfig, st Store) *Replica {
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = DefaultKeepAlive
 	}
-	lg := cfg.Logger
-	if lg == nil {
-		lg = slog.New(slog.DiscardHandler)
-	}
-	return &Replica{cfg: cfg, log: lg, st: st, peers: map[PeerID]int{}}
+	return &Replica{cfg: cfg, st: st, peers: map[PeerID]int{}}
 }
 
-func (r *Replica) take() []Action {
-	out := r.out
-	r.out = nil
-	return out
+// Step applies one event (loop.Machine): every connection is a duplicate
+// server's.
+func (r *Replica) Step(ev loop.Event[cmt.Message]) {
+	switch ev.Kind {
+	case loop.Connected:
+		r.connect(ev.Peer, ev.Now)
+	case loop.Received:
+		r.receive(ev.Peer, ev.Msg, ev.Now)
+	case loop.Closed:
+		r.disconnect(ev.Peer, ev.Now)
+	case loop.Tick:
+		r.tick(ev.Now)
+	}
 }
 
 func (r *Replica) send(to PeerID, m cmt.Message) {
-	r.out = append(r.out, Action{To: to, Msg: m, Priority: cmt.PriorityNormal})
+	r.Pending.Send(to, m, int(cmt.PriorityNormal))
 }
 
-// Connect reports a new connection from a duplicate server.
-func (r *Replica) Connect(p PeerID, now time.Time) []Action {
+// connect reports a new connection from a duplicate server.
+func (r *Replica) connect(p PeerID, now time.Time) {
 	r.peers[p] = 0
-	r.log.Info("dupserver: duplicate server connected to the replica", "peer", p)
-	return r.take()
+	r.Pending.Log(slog.LevelInfo, "dupserver: duplicate server connected to the replica", "peer", p)
 }
 
-// Disconnect reports that a connection closed.
-func (r *Replica) Disconnect(p PeerID, now time.Time) []Action {
+// disconnect reports that a connection closed.
+func (r *Replica) disconnect(p PeerID, now time.Time) {
 	if _, ok := r.peers[p]; ok {
 		delete(r.peers, p)
-		r.log.Info("dupserver: duplicate server disconnected from the replica", "peer", p)
+		r.Pending.Log(slog.LevelInfo, "dupserver: duplicate server disconnected from the replica", "peer", p)
 	}
-	return r.take()
 }
 
-// Tick advances the keep-alive timer (3.4.6).
-func (r *Replica) Tick(now time.Time) []Action {
+// tick advances the keep-alive timer (3.4.6).
+func (r *Replica) tick(now time.Time) {
 	if r.lastKA.IsZero() {
 		r.lastKA = now
-		return r.take()
+		return
 	}
 	if now.Sub(r.lastKA) < r.cfg.KeepAlive {
-		return r.take()
+		return
 	}
 	r.lastKA = now
 	ids := make([]PeerID, 0, len(r.peers))
@@ -85,24 +87,23 @@ func (r *Replica) Tick(now time.Time) []Action {
 	slices.Sort(ids)
 	for _, id := range ids {
 		if r.peers[id] > 0 {
-			r.log.Warn("dupserver: duplicate server did not answer the previous keep-alive", "peer", id, "unanswered", r.peers[id])
+			r.Pending.Log(slog.LevelWarn, "dupserver: duplicate server did not answer the previous keep-alive", "peer", id, "unanswered", r.peers[id])
 		}
 		if r.peers[id] >= maxMissedKeepAlives {
-			r.log.Error("dupserver: duplicate server dead (keep-alives unanswered), closing its connection", "peer", id)
-			r.out = append(r.out, Action{To: id, Close: true})
+			r.Pending.Log(slog.LevelError, "dupserver: duplicate server dead (keep-alives unanswered), closing its connection", "peer", id)
+			r.Pending.CloseConn(id, "duplicate server dead: keep-alives unanswered")
 			continue
 		}
 		r.peers[id]++
 		r.send(id, &cmt.PPDUPKeepalive{})
 	}
-	return r.take()
 }
 
-// Receive processes a message from the duplicate server p.
-func (r *Replica) Receive(p PeerID, m cmt.Message, now time.Time) []Action {
+// receive processes a message from the duplicate server p.
+func (r *Replica) receive(p PeerID, m cmt.Message, now time.Time) {
 	if _, ok := r.peers[p]; !ok {
-		r.log.Debug("dupserver: message from a closed connection dropped", "peer", p, "cmd", m.Code())
-		return r.take()
+		r.Pending.Log(slog.LevelDebug, "dupserver: message from a closed connection dropped", "peer", p, "cmd", m.Code())
+		return
 	}
 	switch m := m.(type) {
 	case *cmt.PPDUPSetConfig:
@@ -121,13 +122,13 @@ func (r *Replica) Receive(p PeerID, m cmt.Message, now time.Time) []Action {
 			r.fail(p, m.Collection, "PPDUP_CONF_REMOVE: checksum store: "+err.Error())
 			break
 		}
-		r.log.Info("dupserver: replica removed collection", "collection", m.Collection)
+		r.Pending.Log(slog.LevelInfo, "dupserver: replica removed collection", "collection", m.Collection)
 	case *cmt.PPDUPConfRemove2:
 		// Not specified for a replica; CONF_REMOVE already removed
 		// everything, so this only drops a configuration that came back.
 		if validCollection(m.Collection) == nil {
 			if err := r.st.DeleteCollectionRecord(m.Collection); err != nil {
-				r.log.Error("dupserver: checksum store", "err", err)
+				r.Pending.Log(slog.LevelError, "dupserver: checksum store", "err", err)
 			}
 		}
 	case *cmt.PPDUPAdd:
@@ -162,9 +163,8 @@ func (r *Replica) Receive(p PeerID, m cmt.Message, now time.Time) []Action {
 	case *cmt.PPDUPKeepaliveAck:
 		r.peers[p] = 0
 	default:
-		r.log.Warn("dupserver: unexpected message at the replica ignored", "peer", p, "cmd", m.Code())
+		r.Pending.Log(slog.LevelWarn, "dupserver: unexpected message at the replica ignored", "peer", p, "cmd", m.Code())
 	}
-	return r.take()
 }
 
 func (r *Replica) setConfig(p PeerID, m *cmt.PPDUPSetConfig) {
@@ -191,6 +191,6 @@ func (r *Replica) setConfig(p PeerID, m *cmt.PPDUPSetConfig) {
 // server gives the replica up on PPDUP_ERROR and resends its unacknowledged
 // changes when it reconnects.
 func (r *Replica) fail(p PeerID, coll, why string) {
-	r.log.Error("dupserver: replica cannot apply a message", "collection", coll, "why", why)
+	r.Pending.Log(slog.LevelError, "dupserver: replica cannot apply a message", "collection", coll, "why", why)
 	r.send(p, &cmt.PPDUPError{Collection: coll, Why: why})
 }

@@ -14,7 +14,7 @@ import (
 func TestReplicaMachine(t *testing.T) {
 	const ds PeerID = 3
 	st := NewMemStore()
-	r := NewReplica(ReplicaConfig{}, st)
+	r := newReplica(ReplicaConfig{}, st)
 	r.Connect(ds, t0)
 	cs := csum("doc")
 	steps := []struct {
@@ -67,7 +67,7 @@ func TestReplicaMachine(t *testing.T) {
 
 func TestReplicaKeepAlive(t *testing.T) {
 	logs := &logBuffer{}
-	r := NewReplica(ReplicaConfig{Logger: logs.logger()}, NewMemStore())
+	r := newReplica(ReplicaConfig{}, NewMemStore(), logs.logger())
 	r.Connect(1, t0)
 	r.Tick(t0)
 	ka := []Action{{To: 1, Msg: &cmt.PPDUPKeepalive{}}}
@@ -89,7 +89,7 @@ func TestReplicaKeepAlive(t *testing.T) {
 func TestReplicaStoreErrorReported(t *testing.T) {
 	st := NewMemStore()
 	st.FailWrites = fmt.Errorf("disk full")
-	r := NewReplica(ReplicaConfig{}, st)
+	r := newReplica(ReplicaConfig{}, st)
 	r.Connect(1, t0)
 	got := r.Receive(1, &cmt.PPDUPAdd{Collection: "c", NodeID: "n", URI: "u", Checksum: csum("x"), PPDUPID: "p", DBName: "d"}, t0)
 	if len(got) != 1 {
@@ -128,8 +128,8 @@ func TestDSReplicaSimulation(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			dsSt, rSt := NewMemStore(), NewMemStore()
-			ds, _ := NewDS(DSConfig{NodeID: "ds", Replica: true, Window: 8, ReplicaTimeout: time.Second}, dsSt)
-			r := NewReplica(ReplicaConfig{}, rSt)
+			ds, _ := newDS(DSConfig{NodeID: "ds", Replica: true, Window: 8, ReplicaTimeout: time.Second}, dsSt)
+			r := newReplica(ReplicaConfig{}, rSt)
 			now := t0
 			ds.Connect(ns1, now)
 			ds.Connect(ns2, now)

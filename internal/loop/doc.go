@@ -53,6 +53,13 @@
 // message of a closed connection cannot be mistaken for its successor's.
 // Every queue is bounded: the event queue (Config.EventQueue), each
 // connection's send queue (a peer that does not read is cut off rather than
-// let it grow), and the number of jobs running at once (Config.MaxWork;
-// further jobs wait in order).
+// let it grow, or with Config.Hold its messages are held up to a bound and
+// a time limit while the machine is told Blocked, then Unblocked), and the
+// number of jobs running at once (Config.MaxWork; further jobs wait in
+// order, and a machine that may ask for very many bounds them itself).
+// Driver.Do returns once the batch its function produced was applied, so an
+// operator's command that persists something is durable when it returns. A
+// connection ends when its driver stops, whatever context it was served
+// with. A machine built with actions pending (a dial it wants at start)
+// gets them applied before the first event.
 package loop

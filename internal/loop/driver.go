@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,11 +83,38 @@ type Config[M any] struct {
 	EventQueue int
 	// MaxSteps bounds the events stepped before one Ready (64 if <= 0).
 	MaxSteps int
+	// Hold, when set, keeps a connection whose send queue is full instead
+	// of closing it: see HoldConfig.
+	Hold *HoldConfig
+}
+
+// HoldConfig makes a driver hold the messages of a connection whose send
+// queue is full, in order, and retry them, rather than cut the peer off at
+// once. The machine is told with a Blocked event (it may stop producing
+// for the peer) and, when every held message went out, an Unblocked event.
+// A peer that stays full past Timeout, or for which more than Max messages
+// wait, is closed.
+type HoldConfig struct {
+	// Max bounds the messages held for one connection (65,536 if <= 0).
+	Max int
+	// Timeout is how long a send queue may stay full, no message leaving
+	// it (2 minutes if <= 0).
+	Timeout time.Duration
+	// Retry is how often held messages are tried again (10 ms if <= 0).
+	Retry time.Duration
+}
+
+// held is what a driver with Hold keeps for a full connection.
+type held[M any] struct {
+	msgs  []Envelope[M]
+	since time.Time // when a message last left (or the queue filled)
 }
 
 // Stats count what a driver did.
 type Stats struct {
 	Events, Batches, Sent, SendFailures, Records, Jobs, Conns uint64
+	// Dropped counts Droppable messages that found their queue full.
+	Dropped uint64
 }
 
 // Driver runs one Machine: it owns the goroutines, connections, storage,
@@ -105,9 +133,12 @@ type Driver[M any] struct {
 	conns   map[Peer]Conn[M]
 	waiting []Job
 	running int
+	held    map[Peer]*held[M]
+	local   []Event[M]      // events of the driver's own, stepped next
+	dones   []chan struct{} // Do calls whose batch is being applied
 
 	stats struct {
-		events, batches, sent, sendFailures, records, jobs, conns atomic.Uint64
+		events, batches, sent, sendFailures, records, jobs, conns, dropped atomic.Uint64
 	}
 	started atomic.Bool
 	ctx     context.Context
@@ -130,6 +161,19 @@ func New[M any](cfg Config[M]) *Driver[M] {
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = 64
 	}
+	if h := cfg.Hold; h != nil {
+		hc := *h
+		if hc.Max <= 0 {
+			hc.Max = 1 << 16
+		}
+		if hc.Timeout <= 0 {
+			hc.Timeout = 2 * time.Minute
+		}
+		if hc.Retry <= 0 {
+			hc.Retry = 10 * time.Millisecond
+		}
+		cfg.Hold = &hc
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -138,14 +182,14 @@ func New[M any](cfg Config[M]) *Driver[M] {
 		cfg.Name = "loop"
 	}
 	return &Driver[M]{cfg: cfg, log: log, events: make(chan Event[M], cfg.EventQueue),
-		stop: make(chan struct{}), conns: map[Peer]Conn[M]{}}
+		stop: make(chan struct{}), conns: map[Peer]Conn[M]{}, held: map[Peer]*held[M]{}}
 }
 
 // Stats returns the driver's counters.
 func (d *Driver[M]) Stats() Stats {
 	return Stats{Events: d.stats.events.Load(), Batches: d.stats.batches.Load(), Sent: d.stats.sent.Load(),
 		SendFailures: d.stats.sendFailures.Load(), Records: d.stats.records.Load(), Jobs: d.stats.jobs.Load(),
-		Conns: d.stats.conns.Load()}
+		Conns: d.stats.conns.Load(), Dropped: d.stats.dropped.Load()}
 }
 
 // goAdd counts a goroutine of the driver, or reports false once it stops.
@@ -189,7 +233,8 @@ type call struct {
 
 // Do runs fn on the loop goroutine, where it may read and change the
 // machine (an operator's query or command), then applies the machine's
-// batch. It returns once fn has run.
+// batch. It returns once that batch was applied: what fn made the machine
+// persist is durable, its messages are queued.
 func (d *Driver[M]) Do(ctx context.Context, fn func(now time.Time)) error {
 	c := call{fn: fn, done: make(chan struct{})}
 	select {
@@ -221,6 +266,17 @@ func (d *Driver[M]) Serve(ctx context.Context, tag string, c Conn[M]) error {
 }
 
 func (d *Driver[M]) runConn(ctx context.Context, tag string, c Conn[M]) error {
+	// The connection ends when the driver stops, whatever ctx it was
+	// given (an in-memory connection served with a long-lived context).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-d.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	id := Peer(d.nextID.Add(1))
 	if !d.post(Event[M]{Kind: Connected, Peer: id, Tag: tag, Addr: c.RemoteAddr(), Result: c}) {
 		c.Close()
@@ -279,18 +335,41 @@ func (d *Driver[M]) Run(ctx context.Context) (err error) {
 		}
 	}
 	defer func() { stopTimer() }()
+	var retryC <-chan time.Time
+	stopRetry := func() {}
+	defer func() { stopRetry() }()
 	regular(clock.Now())
+	// A machine may be built with actions already pending (a dial it wants
+	// at start): they are applied before the first event.
+	if b := d.cfg.Machine.Ready(); !b.Empty() {
+		if err := d.apply(ctx, &b); err != nil {
+			return err
+		}
+		d.cfg.Machine.Advance()
+		setDue(b.Wake)
+	}
 	for {
+		if retryC == nil && len(d.held) > 0 {
+			retryC, stopRetry = clock.Timer(d.cfg.Hold.Retry)
+		}
 		var ev Event[M]
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-timerC:
-			due, timerC = time.Time{}, nil
-			now := clock.Now()
-			regular(now)
-			ev = Event[M]{Kind: Tick, Now: now}
-		case ev = <-d.events:
+		if len(d.local) > 0 {
+			ev, d.local = d.local[0], d.local[1:]
+		} else {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-timerC:
+				due, timerC = time.Time{}, nil
+				now := clock.Now()
+				regular(now)
+				ev = Event[M]{Kind: Tick, Now: now}
+			case <-retryC:
+				retryC = nil
+				d.retryHeld()
+				continue
+			case ev = <-d.events:
+			}
 		}
 		// Step this event and whatever else is already waiting, then
 		// apply one batch.
@@ -315,6 +394,10 @@ func (d *Driver[M]) Run(ctx context.Context) (err error) {
 		}
 		d.cfg.Machine.Advance()
 		setDue(b.Wake)
+		for _, c := range d.dones {
+			close(c)
+		}
+		d.dones = d.dones[:0]
 	}
 }
 
@@ -333,13 +416,14 @@ func (d *Driver[M]) step(ev Event[M]) {
 		ev.Result = nil
 	case Closed:
 		delete(d.conns, ev.Peer)
+		delete(d.held, ev.Peer)
 	case Result:
 		d.running--
 		d.startWaiting()
 	case Input:
 		if c, ok := ev.Result.(call); ok {
 			c.fn(ev.Now)
-			close(c.done)
+			d.dones = append(d.dones, c.done)
 			return
 		}
 	}
@@ -370,10 +454,28 @@ func (d *Driver[M]) apply(ctx context.Context, b *Batch[M]) error {
 			if e.Reason != "" {
 				d.log.Info(d.cfg.Name+": closing connection", "peer", e.To, "remote", c.RemoteAddr(), "reason", e.Reason)
 			}
+			delete(d.held, e.To)
 			c.Close()
 			continue
 		}
+		if e.Droppable && d.held[e.To] != nil {
+			d.stats.dropped.Add(1)
+			continue
+		}
+		if d.hold(e, c) {
+			continue
+		}
 		if err := c.TrySend(e.Msg, e.Priority); err != nil {
+			if e.Droppable && errors.Is(err, ErrQueueFull) {
+				d.stats.dropped.Add(1)
+				continue
+			}
+			if d.cfg.Hold != nil && errors.Is(err, ErrQueueFull) {
+				d.held[e.To] = &held[M]{msgs: []Envelope[M]{e}, since: d.cfg.Clock.Now()}
+				d.log.Debug(d.cfg.Name+": send queue of a peer full, holding its messages", "peer", e.To, "remote", c.RemoteAddr())
+				d.local = append(d.local, Event[M]{Kind: Blocked, Peer: e.To})
+				continue
+			}
 			// A peer that does not read is cut off rather than let its
 			// queue grow without bound.
 			d.stats.sendFailures.Add(1)
@@ -461,5 +563,72 @@ func (d *Driver[M]) accept(ctx context.Context, tag string, l Listener[M]) {
 			defer d.wg.Done()
 			d.runConn(ctx, tag, c)
 		}()
+	}
+}
+
+// hold appends e to the messages held for its connection, if there are
+// any (so that the order stays), closing a connection past Hold.Max. It
+// reports whether e was taken care of.
+func (d *Driver[M]) hold(e Envelope[M], c Conn[M]) bool {
+	h := d.held[e.To]
+	if h == nil {
+		return false
+	}
+	if len(h.msgs) >= d.cfg.Hold.Max {
+		d.closeHeld(e.To, c, h, "held messages over the limit")
+		return true
+	}
+	h.msgs = append(h.msgs, e)
+	return true
+}
+
+func (d *Driver[M]) closeHeld(id Peer, c Conn[M], h *held[M], reason string) {
+	d.stats.sendFailures.Add(1)
+	d.log.Error(d.cfg.Name+": peer does not read its messages, closing its connection", "peer", id, "remote", c.RemoteAddr(),
+		"reason", reason, "held", len(h.msgs), "full_for", d.cfg.Clock.Now().Sub(h.since).String())
+	delete(d.held, id)
+	c.Close()
+}
+
+// retryHeld sends what it can of the held messages; a connection that has
+// room again is Unblocked, one full for longer than Hold.Timeout closed.
+func (d *Driver[M]) retryHeld() {
+	now := d.cfg.Clock.Now()
+	ids := make([]Peer, 0, len(d.held))
+	for id := range d.held {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		h, c := d.held[id], d.conns[id]
+		if c == nil {
+			delete(d.held, id)
+			continue
+		}
+		n := 0
+		for ; n < len(h.msgs); n++ {
+			e := h.msgs[n]
+			err := c.TrySend(e.Msg, e.Priority)
+			if errors.Is(err, ErrQueueFull) {
+				break
+			}
+			if err != nil {
+				d.stats.sendFailures.Add(1)
+			} else {
+				d.stats.sent.Add(1)
+			}
+		}
+		if n > 0 {
+			h.since = now
+			h.msgs = slices.Delete(h.msgs, 0, n)
+		}
+		if len(h.msgs) > 0 {
+			if now.Sub(h.since) > d.cfg.Hold.Timeout {
+				d.closeHeld(id, c, h, "send queue full too long")
+			}
+			continue
+		}
+		delete(d.held, id)
+		d.local = append(d.local, Event[M]{Kind: Unblocked, Peer: id})
 	}
 }

@@ -30,9 +30,15 @@ const (
 	// Input: Msg is an event from outside the transports (an operator's
 	// command, a configuration change), given with Driver.Inject.
 	Input
+	// Blocked: Peer's send queue is full; with Config.Hold the driver
+	// holds its messages, in order, until it has room (a machine may stop
+	// producing for it).
+	Blocked
+	// Unblocked: every message held for Peer went out.
+	Unblocked
 )
 
-var kindNames = [...]string{"", "connected", "received", "closed", "tick", "result", "dial-failed", "input"}
+var kindNames = [...]string{"", "connected", "received", "closed", "tick", "result", "dial-failed", "input", "blocked", "unblocked"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) && k != 0 {
@@ -62,6 +68,10 @@ type Envelope[M any] struct {
 	Priority int
 	Close    bool
 	Reason   string
+	// Droppable: when the connection's send queue is full (or messages
+	// are held for it), the message is dropped and counted (Stats.Dropped)
+	// rather than held or the connection closed: a log line, a gauge.
+	Droppable bool
 }
 
 // DialReq asks the driver to open a connection to Addr; it ends in a
@@ -122,6 +132,20 @@ func (b *Batch[M]) Log(level slog.Level, msg string, args ...any) {
 func (b *Batch[M]) WakeAt(t time.Time) {
 	if b.Wake.IsZero() || t.Before(b.Wake) {
 		b.Wake = t
+	}
+}
+
+// Append adds o's actions after b's, keeping the earlier Wake: a machine
+// that runs another machine inside (a role that changes shape at run time)
+// hands on the inner machine's batch with it.
+func (b *Batch[M]) Append(o Batch[M]) {
+	b.Persist = append(b.Persist, o.Persist...)
+	b.Out = append(b.Out, o.Out...)
+	b.Dial = append(b.Dial, o.Dial...)
+	b.Work = append(b.Work, o.Work...)
+	b.Logs = append(b.Logs, o.Logs...)
+	if !o.Wake.IsZero() {
+		b.WakeAt(o.Wake)
 	}
 }
 

@@ -10,30 +10,70 @@
 //
 // The package has three layers, as every protocol role of trawl:
 //
-//   - MNS is the pure state machine. Events go in (a connection opened,
-//     a message received, a connection lost, a tick of the clock, a DNS
-//     result, an administrative operation) and actions come out (messages to
+//   - MNS is the pure state machine, a loop.Machine. Events go in (a
+//     connection opened, a message received, a connection lost, a tick of
+//     the clock, a DNS result, a send queue full or drained, an
+//     administrative operation) and one loop.Batch comes out (messages to
 //     send, connections to close, DNS lookups to start, routes to persist,
 //     log lines). It owns no goroutine, socket, file or clock.
 //   - RouteStore is the routing database on disk (Pebble), so that routing
 //     decisions survive a restart; Resolver (NetResolver, HostsResolver)
 //     resolves host names.
-//   - Server is the driver: a TCP listener for node schedulers (by default on
-//     the base port + 1, 13001), one reader goroutine per connection feeding
-//     one event loop that owns the MNS, bounded DNS workers, the route store,
-//     a writer of the collection log files, and Go methods for the
-//     administrative operations that are safe to call from any goroutine.
+//   - Server is the wiring: it opens the route store, loads it into the
+//     machine, and runs the machine on a loop.Driver with a CMT listener
+//     for node schedulers (by default on the base port + 1, 13001), the
+//     resolver as the driver's Worker, the route store and the collection
+//     log writer as its Storage, and Go methods for the administrative
+//     operations that are safe to call from any goroutine (Driver.Do).
 //     Attach adds an in-memory connection (cmt.Pipe), so that `trawl run`
 //     uses the same code path as a distributed setup.
+//
+// # How the machine maps onto the contract
+//
+// The machine's typed methods (Connect, Receive, Disconnect, Tick,
+// DNSResult, SetBusy, and the administrative operations AddCollection,
+// RemoveCollection, RerouteNode, ...) each return the actions of one event
+// in the machine's own vocabulary; Step calls the event methods for the
+// driver's events, and Server.op runs an operation on the driver's loop.
+// Both file the actions into the pending batch (contract.go, emit):
+//
+//   - Send and CloseConn become Batch.Out, in order.
+//   - Lookup becomes a Batch.Work job (Spec: the Lookup), which the
+//     driver's Worker resolves with the Resolver under DNSTimeout, at most
+//     DNSWorkers at once; its Result event (the []netip.Addr and the error)
+//     becomes DNSResult. The machine bounds the lookups it has asked for
+//     and not had answered (65,536): past that a lookup fails at once as
+//     "lookup queue full", as the old driver's bounded lookup queue did.
+//   - PersistRoute, PersistState and DropRoutes become Batch.Persist
+//     records, written by the driver's Storage to the routing database in
+//     one synced batch before anything of the batch is sent (a routing
+//     decision is durable before it is announced). AppendLog is a Persist
+//     record too: the Storage hands the line to the collection log writer's
+//     bounded queue without waiting; when the queue is full the line is
+//     dropped and counted on the machine (MNS.LogDropped, a counter with
+//     no actions, called on the driver's loop goroutine while the batch is
+//     applied).
+//   - LogLine becomes Batch.Logs.
+//
+// A connection whose send queue is full is not cut off: the driver holds
+// its messages (loop.HoldConfig: up to 65,536, retried every 10 ms, closed
+// after FullTimeout without progress) and steps loop.Blocked, which the
+// machine takes as SetBusy(true) (entries routed to that node scheduler
+// wait in the collection's queue) and loop.Unblocked when the held
+// messages went out. A connection the machine closes is marked closing at
+// once (what it still sends is ignored); the node scheduler is unregistered
+// when the driver reports the end of the connection, and may register
+// again on a new connection before that (TestMachineAcceptsINITWhileOld
+// ConnectionCloses).
 //
 // # Collection logs
 //
 // The log lines node schedulers send in CMD_UM_LOG (umlogs) go to
 // Data/logs/<collection, path-escaped>/{site,screened,schedule,fetch}.log
 // (LogFilePath), the layout of a node scheduler's own logs. The event loop
-// never touches those files: it hands each line to package crawllog's
-// writer, whose bounded queue drops and counts a line when the disk cannot
-// keep up (a WARN at every power of two; Server.LogsDropped, and each
+// never touches those files: the Storage hands each line to package
+// crawllog's writer, whose bounded queue drops and counts a line when the
+// disk cannot keep up (a WARN at every power of two; Server.LogsDropped, and each
 // collection's CollectionCounts.LogsDropped), and which flushes every
 // second and when Run stops, cuts lines over 64 KiB and rotates a file at
 // 64 MiB keeping 3 old copies (Server.Logs tunes it). A log file code

@@ -11,12 +11,13 @@ import (
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/crawllog"
+	"github.com/trawl/trawl/internal/loop"
 	"github.com/trawl/trawl/internal/marshal"
 )
 
 // ConnID identifies one connection of a node scheduler to the multinode
-// scheduler; the driver assigns it.
-type ConnID uint64
+// scheduler; the driver assigns it (a loop.Peer).
+type ConnID = loop.Peer
 
 // Default values of Config.
 const (
@@ -333,17 +334,22 @@ type ipGrant struct {
 	sites map[[2]string]bool
 }
 
-// MNS is the multinode scheduler state machine (MS-FSCMT 3.2). Every
-// method takes the current time where it needs one and returns the actions
-// the driver must perform, in order. It is not safe for concurrent use: one
-// goroutine owns it.
+// MNS is the multinode scheduler state machine (MS-FSCMT 3.2), a
+// loop.Machine (Step in contract.go). Every typed method takes the current
+// time where it needs one and returns the actions of that event, in order;
+// Step and the server's operations file them into the pending batch. It is
+// not safe for concurrent use: one goroutine owns it.
 type MNS struct {
-	cfg   Config
-	out   []Action
-	conns map[ConnID]*conn
-	nodes map[string]ConnID // registered node schedulers
-	seen  map[string]bool   // node ids registered since the machine started
-	colls map[string]*collection
+	loop.Base[cmt.Message]
+	cfg Config
+	out []Action
+	// jobs are the lookups handed to the driver as Work, by job ID.
+	jobs    map[uint64]string
+	nextJob uint64
+	conns   map[ConnID]*conn
+	nodes   map[string]ConnID // registered node schedulers
+	seen    map[string]bool   // node ids registered since the machine started
+	colls   map[string]*collection
 	// restored are the persisted states of collections not added yet
 	// (RestoreState); AddCollection applies and forgets them.
 	restored map[string]PersistState

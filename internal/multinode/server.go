@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +16,7 @@ import (
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/crawllog"
+	"github.com/trawl/trawl/internal/loop"
 	"github.com/trawl/trawl/internal/marshal"
 )
 
@@ -28,17 +26,14 @@ const DefaultPort = 13001
 
 // Defaults of the driver.
 const (
-	DefaultDNSWorkers  = 16
-	DefaultDNSTimeout  = 10 * time.Second
-	DefaultTick        = time.Second
-	defaultSendQueue   = 1 << 14
-	maxPendingLookups  = 1 << 16
-	eventQueue         = 1024
-	logFileMode        = 0o644
-	logDirMode         = 0o755
-	routesDirName      = "routes"
-	logsDirName        = "logs"
-	defaultDNSFailText = "lookup queue full"
+	DefaultDNSWorkers = 16
+	DefaultDNSTimeout = 10 * time.Second
+	DefaultTick       = time.Second
+	defaultSendQueue  = 1 << 14
+	logFileMode       = 0o644
+	logDirMode        = 0o755
+	routesDirName     = "routes"
+	logsDirName       = "logs"
 	// maxOverflow bounds the messages held for one node scheduler whose
 	// send queue is full; beyond it the connection is closed.
 	maxOverflow = 1 << 16
@@ -125,12 +120,11 @@ type Server struct {
 	FullTimeout time.Duration
 
 	once    sync.Once
-	events  chan event
 	ready   chan struct{}
 	stopped chan struct{}
 	addr    net.Addr
-	nextID  ConnID
-	idMu    sync.Mutex
+	drv     *loop.Driver[cmt.Message]
+	m       *MNS
 	// wire counts the built-in resolver's DNS traffic (dnsstats.go).
 	wire dnsWire
 	// clogs writes the collections' log files while Run runs;
@@ -140,31 +134,8 @@ type Server struct {
 	logsRefused atomic.Uint64
 }
 
-type eventKind uint8
-
-const (
-	evConnect eventKind = iota
-	evMessage
-	evDisconnect
-	evDNS
-	evOp
-)
-
-type event struct {
-	kind  eventKind
-	id    ConnID
-	conn  *cmt.Conn
-	msg   cmt.Message
-	host  string
-	addrs []netip.Addr
-	err   error
-	op    func(m *MNS, now time.Time) ([]Action, error)
-	reply chan error
-}
-
 func (s *Server) init() {
 	s.once.Do(func() {
-		s.events = make(chan event, eventQueue)
 		s.ready = make(chan struct{})
 		s.stopped = make(chan struct{})
 	})
@@ -202,28 +173,12 @@ func (s *Server) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// loop is the state owned by Run's event loop.
-type loop struct {
-	s       *Server
-	ctx     context.Context
-	m       *MNS
-	log     *slog.Logger
-	store   *RouteStore
-	conns   map[ConnID]*peer
-	full    map[ConnID]*peer // connections with held messages
-	pending []string         // lookups waiting for a worker
-	clogs   *crawllog.Logs   // nil without Data
-	ln      net.Listener
-	wg      sync.WaitGroup
-	fatal   error
-}
+// clock adapts Server.Clock to the driver.
+type clock struct{ now func() time.Time }
 
-// peer is a connection as the event loop sees it: while its send queue is
-// full, the messages for it wait in held, in order.
-type peer struct {
-	c         *cmt.Conn
-	held      []Send
-	fullSince time.Time
+func (c clock) Now() time.Time { return c.now() }
+func (c clock) Timer(d time.Duration) (<-chan time.Time, func()) {
+	return loop.RealClock{}.Timer(d)
 }
 
 // Run serves until ctx ends. It returns nil after a clean stop, or the
@@ -238,48 +193,31 @@ func (s *Server) Run(ctx context.Context) error {
 	defer close(s.stopped)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	l := &loop{s: s, ctx: ctx, m: New(s.Config), log: s.logger(), conns: map[ConnID]*peer{}, full: map[ConnID]*peer{}}
+	log := s.logger()
+	m := New(s.Config)
 
-	// The routing database.
-	var err error
-	if s.Data != "" {
-		if err := os.MkdirAll(s.Data, logDirMode); err != nil {
-			return fmt.Errorf("multinode: data directory: %w", err)
-		}
-		l.store, err = OpenRouteStore(filepath.Join(s.Data, routesDirName), nil, l.log)
-	} else {
-		l.store, err = OpenRouteStore("routes", vfs.NewMem(), l.log)
-	}
+	store, nroutes, err := s.openRoutes(m, log)
 	if err != nil {
 		return err
 	}
-	defer l.store.Close()
-	nroutes := 0
-	if err := l.store.LoadStates(l.m.RestoreState); err != nil {
-		return err
-	}
-	if err := l.store.Load(func(r StoredRoute) {
-		nroutes++
-		l.m.RestoreRoute(r.Collection, r.Attr, r.NodeID, r.Site)
-	}); err != nil {
-		return err
-	}
+	defer store.Close()
 
 	// The collections' log files: one writer goroutine behind a bounded
 	// queue, so that a slow or full disk costs log lines, never the event
 	// loop. It stops when Run returns, after the loop has stopped, so
 	// that it writes every line the loop queued.
+	sink := &logSink{s: s, m: m, log: log}
 	if s.Data != "" {
 		lc := s.Logs
-		lc.Dir, lc.Logger = filepath.Join(s.Data, logsDirName), l.log
-		l.clogs = crawllog.New(lc)
-		s.clogs.Store(l.clogs)
+		lc.Dir, lc.Logger = filepath.Join(s.Data, logsDirName), log
+		sink.clogs = crawllog.New(lc)
+		s.clogs.Store(sink.clogs)
 		lctx, lcancel := context.WithCancel(context.Background())
 		ldone := make(chan struct{})
 		go func() {
 			defer close(ldone)
-			if err := l.clogs.Run(lctx); err != nil {
-				l.log.Warn("multinode: writing the collection logs failed", "err", err)
+			if err := sink.clogs.Run(lctx); err != nil {
+				log.Warn("multinode: writing the collection logs failed", "err", err)
 			}
 		}()
 		defer func() {
@@ -289,49 +227,47 @@ func (s *Server) Run(ctx context.Context) error {
 			select {
 			case <-ldone:
 			case <-t.C:
-				l.log.Error("multinode: the collection log writer did not stop, its last lines may be lost", "waited", logStopWait.String())
+				log.Error("multinode: the collection log writer did not stop, its last lines may be lost", "waited", logStopWait.String())
 			}
 		}()
 	}
 
-	// The resolver.
-	res := s.Resolver
-	if res == nil {
-		var fallback Resolver
-		if s.HostsFile == "" || s.HostsFallback {
-			s.wire.server = s.DNSServer
-			fallback = NetResolver{Resolver: &net.Resolver{PreferGo: true, Dial: s.wire.dial}}
-		}
-		if s.HostsFile != "" {
-			hr, err := LoadHostsFile(s.HostsFile, fallback)
-			if err != nil {
-				return err
-			}
-			l.log.Info("multinode: resolving from hosts file", "file", s.HostsFile, "names", hr.Len(), "fallback", s.HostsFallback)
-			res = hr
-		} else {
-			res = fallback
-		}
+	res, err := s.resolver(log)
+	if err != nil {
+		return err
 	}
 
 	// The listener.
+	listeners := map[string]loop.Listener[cmt.Message]{}
 	ln := s.Listener
 	if ln == nil && s.Listen != "" {
-		ln, err = net.Listen("tcp", s.Listen)
-		if err != nil {
+		if ln, err = net.Listen("tcp", s.Listen); err != nil {
 			return fmt.Errorf("multinode: listen: %w", err)
 		}
 	}
 	if ln != nil {
 		s.addr = ln.Addr()
 		ln = cmt.AllowListener(ln, s.Allow, func(r net.Addr) {
-			l.log.Warn("multinode: connection from an address not on the allow-list refused", "remote", r.String())
+			log.Warn("multinode: connection from an address not on the allow-list refused", "remote", r.String())
 		})
-		l.ln = ln
+		listeners["node"] = loop.CMTListener(ln, s.connConfig("node scheduler"))
 	}
 
-	// DNS workers.
-	jobs := make(chan string)
+	// The first batch: the clock starts and the configured collections
+	// are added; the driver applies it before the first event.
+	now := s.now()
+	m.emit(m.Tick(now), now)
+	for _, spec := range s.Collections {
+		acts, err := m.AddCollection(spec, now)
+		if err != nil {
+			if ln != nil {
+				ln.Close()
+			}
+			return err
+		}
+		m.emit(acts, now)
+	}
+
 	workers := s.DNSWorkers
 	if workers <= 0 {
 		workers = DefaultDNSWorkers
@@ -340,161 +276,102 @@ func (s *Server) Run(ctx context.Context) error {
 	if timeout <= 0 {
 		timeout = DefaultDNSTimeout
 	}
-	for range workers {
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case host := <-jobs:
-					lctx, lcancel := context.WithTimeout(ctx, timeout)
-					addrs, err := res.LookupHost(lctx, host)
-					lcancel()
-					s.post(ctx, event{kind: evDNS, host: host, addrs: addrs, err: err})
-				}
-			}
-		}()
+	tick := s.Tick
+	if tick <= 0 {
+		tick = DefaultTick
 	}
-
-	if ln != nil {
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			l.accept(ln)
-		}()
+	full := s.FullTimeout
+	if full <= 0 {
+		full = DefaultFullTimeout
 	}
+	s.m = m
+	s.drv = loop.New(loop.Config[cmt.Message]{
+		Name:      "multinode",
+		Machine:   m,
+		Listeners: listeners,
+		Storage: loop.StorageFunc(func(_ context.Context, recs []any) error {
+			return sink.apply(store, recs)
+		}),
+		Worker: loop.WorkerFunc(func(ctx context.Context, spec any) (any, error) {
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			return res.LookupHost(ctx, spec.(Lookup).Host)
+		}),
+		MaxWork:      workers,
+		Clock:        clock{now: s.now},
+		TickInterval: tick,
+		Logger:       log,
+		Hold:         &loop.HoldConfig{Max: maxOverflow, Timeout: full, Retry: flushEvery},
+	})
 	if s.RerouteRequests && s.Data != "" {
-		l.wg.Add(1)
+		done := make(chan struct{})
+		defer func() { <-done }()
 		go func() {
-			defer l.wg.Done()
+			defer close(done)
 			s.pollReroutes(ctx, time.Second)
 		}()
 	}
-
-	now := s.now()
-	l.apply(l.m.Tick(now))
-	for _, spec := range s.Collections {
-		acts, err := l.m.AddCollection(spec, now)
-		if err != nil {
-			cancel()
-			l.shutdown()
-			return err
-		}
-		l.apply(acts)
-	}
 	if ln != nil {
-		l.log.Info("multinode: listening for node schedulers", "addr", ln.Addr().String(), "collections", len(s.Collections), "routes", nroutes)
+		log.Info("multinode: listening for node schedulers", "addr", ln.Addr().String(), "collections", len(s.Collections), "routes", nroutes)
 	}
 	close(s.ready)
-
-	tickEvery := s.Tick
-	if tickEvery <= 0 {
-		tickEvery = DefaultTick
-	}
-	ticker := time.NewTicker(tickEvery)
-	defer ticker.Stop()
-	flush := time.NewTicker(flushEvery)
-	defer flush.Stop()
-	for l.fatal == nil {
-		var jobc chan string
-		var next string
-		if len(l.pending) > 0 {
-			jobc, next = jobs, l.pending[0]
-		}
-		var flushc <-chan time.Time
-		if len(l.full) > 0 {
-			flushc = flush.C
-		}
-		select {
-		case <-flushc:
-			l.flushHeld()
-		case <-ctx.Done():
-			l.shutdown()
-			return nil
-		case <-ticker.C:
-			l.apply(l.m.Tick(s.now()))
-		case jobc <- next:
-			l.pending = l.pending[1:]
-			if len(l.pending) == 0 {
-				l.pending = nil
-			}
-		case ev := <-s.events:
-			l.handle(ev)
-		}
+	err = s.drv.Run(ctx)
+	if err != nil {
+		log.Error("multinode: routing database write failed, stopping", "err", err)
 	}
 	cancel()
-	l.shutdown()
-	return l.fatal
+	return err
 }
 
-func hasRouteActions(acts []Action) bool {
-	for _, a := range acts {
-		switch a.(type) {
-		case PersistRoute, DropRoutes, PersistState:
-			return true
+// openRoutes opens the routing database (in memory without Data) and
+// loads its routes and collection states into m.
+func (s *Server) openRoutes(m *MNS, log *slog.Logger) (*RouteStore, int, error) {
+	var store *RouteStore
+	var err error
+	if s.Data != "" {
+		if err := os.MkdirAll(s.Data, logDirMode); err != nil {
+			return nil, 0, fmt.Errorf("multinode: data directory: %w", err)
 		}
+		store, err = OpenRouteStore(filepath.Join(s.Data, routesDirName), nil, log)
+	} else {
+		store, err = OpenRouteStore("routes", vfs.NewMem(), log)
 	}
-	return false
+	if err != nil {
+		return nil, 0, err
+	}
+	nroutes := 0
+	if err = store.LoadStates(m.RestoreState); err == nil {
+		err = store.Load(func(r StoredRoute) {
+			nroutes++
+			m.RestoreRoute(r.Collection, r.Attr, r.NodeID, r.Site)
+		})
+	}
+	if err != nil {
+		store.Close()
+		return nil, 0, err
+	}
+	return store, nroutes, nil
 }
 
-// shutdown closes the listener and every connection and waits for the
-// goroutines.
-func (l *loop) shutdown() {
-	if l.ln != nil {
-		l.ln.Close()
+// resolver returns the resolver Run uses.
+func (s *Server) resolver(log *slog.Logger) (Resolver, error) {
+	if s.Resolver != nil {
+		return s.Resolver, nil
 	}
-	for _, p := range l.conns {
-		p.c.Close()
+	var fallback Resolver
+	if s.HostsFile == "" || s.HostsFallback {
+		s.wire.server = s.DNSServer
+		fallback = NetResolver{Resolver: &net.Resolver{PreferGo: true, Dial: s.wire.dial}}
 	}
-	// Drain events so that goroutines blocked posting can finish.
-	done := make(chan struct{})
-	go func() {
-		l.wg.Wait()
-		close(done)
-	}()
-	for {
-		select {
-		case <-done:
-			return
-		case ev := <-l.s.events:
-			if ev.kind == evConnect && ev.conn != nil {
-				ev.conn.Close()
-			}
-			if ev.reply != nil {
-				ev.reply <- ErrServerClosed
-			}
-		}
+	if s.HostsFile == "" {
+		return fallback, nil
 	}
-}
-
-// post delivers an event to the loop unless the server stops.
-func (s *Server) post(ctx context.Context, ev event) bool {
-	select {
-	case s.events <- ev:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-s.stopped:
-		return false
+	hr, err := LoadHostsFile(s.HostsFile, fallback)
+	if err != nil {
+		return nil, err
 	}
-}
-
-func (l *loop) accept(ln net.Listener) {
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			select {
-			case <-l.ctx.Done():
-			default:
-				l.log.Error("multinode: accept failed, no more node schedulers can connect", "err", err)
-			}
-			return
-		}
-		name := "node scheduler " + nc.RemoteAddr().String()
-		l.s.start(l.ctx, &l.wg, cmt.NewConn(nc, l.s.connConfig(name)))
-	}
+	log.Info("multinode: resolving from hosts file", "file", s.HostsFile, "names", hr.Len(), "fallback", s.HostsFallback)
+	return hr, nil
 }
 
 func (s *Server) connConfig(name string) cmt.ConnConfig {
@@ -509,40 +386,9 @@ func (s *Server) connConfig(name string) cmt.ConnConfig {
 	return cc
 }
 
-// start runs a connection and feeds its messages to the loop.
-func (s *Server) start(ctx context.Context, wg *sync.WaitGroup, c *cmt.Conn) {
-	s.idMu.Lock()
-	s.nextID++
-	id := s.nextID
-	s.idMu.Unlock()
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		err := c.Run(ctx)
-		if err != nil && !errors.Is(err, io.EOF) {
-			s.logger().Debug("multinode: connection ended", "conn", id, "err", err)
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		if !s.post(ctx, event{kind: evConnect, id: id, conn: c}) {
-			c.Close()
-			for range c.Incoming() {
-			}
-			return
-		}
-		for f := range c.Incoming() {
-			if !s.post(ctx, event{kind: evMessage, id: id, msg: f.Message}) {
-				c.Close()
-			}
-		}
-		s.post(ctx, event{kind: evDisconnect, id: id})
-	}()
-}
-
 // Attach serves an in-memory connection (one end of cmt.Pipe, not yet
 // running) as if a node scheduler had connected over TCP. It waits until
-// Run has started.
+// Run has started; the connection then runs until it closes or Run stops.
 func (s *Server) Attach(ctx context.Context, c *cmt.Conn) error {
 	s.init()
 	select {
@@ -552,185 +398,39 @@ func (s *Server) Attach(ctx context.Context, c *cmt.Conn) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return s.do(ctx, func(m *MNS, now time.Time) ([]Action, error) { return nil, nil }, c)
+	go s.drv.Serve(context.Background(), "node", loop.CMT(c, "in-memory"))
+	return nil
 }
 
-func (l *loop) handle(ev event) {
-	now := l.s.now()
-	switch ev.kind {
-	case evConnect:
-		l.conns[ev.id] = &peer{c: ev.conn}
-		l.apply(l.m.Connect(ev.id, now))
-	case evMessage:
-		// A connection the loop closed already is over for the machine:
-		// what it still delivers is ignored.
-		if l.conns[ev.id] != nil {
-			l.apply(l.m.Receive(ev.id, ev.msg, now))
-		}
-	case evDisconnect:
-		if l.conns[ev.id] != nil {
-			l.drop(ev.id)
-			l.apply(l.m.Disconnect(ev.id, now))
-		}
-	case evDNS:
-		l.apply(l.m.DNSResult(ev.host, ev.addrs, ev.err, now))
-	case evOp:
-		if ev.conn != nil {
-			l.s.start(l.ctx, &l.wg, ev.conn)
-		}
-		var err error
-		if ev.op != nil {
-			var acts []Action
-			acts, err = ev.op(l.m, now)
-			l.apply(acts)
-		}
-		if ev.reply != nil {
-			ev.reply <- err
-		}
-	}
+// logSink is the driver-side Storage of the machine's Persist records:
+// route records go to the routing database in one synced batch, log lines
+// to the collection log writer.
+type logSink struct {
+	s     *Server
+	m     *MNS
+	log   *slog.Logger
+	clogs *crawllog.Logs // nil without Data
 }
 
-// apply performs the machine's actions in order; route records are written
-// (one synced batch) before anything else is done.
-func (l *loop) apply(acts []Action) {
-	if len(acts) == 0 {
-		return
-	}
-	if hasRouteActions(acts) {
-		if err := l.store.Apply(acts); err != nil {
-			l.log.Error("multinode: routing database write failed, stopping", "err", err)
-			l.fatal = err
-			return
+func (l *logSink) apply(store *RouteStore, recs []any) error {
+	var routes []Action
+	for _, r := range recs {
+		switch x := r.(type) {
+		case PersistRoute, PersistState, DropRoutes:
+			routes = append(routes, x.(Action))
 		}
 	}
-	for _, a := range acts {
-		switch x := a.(type) {
-		case Send:
-			l.send(x)
-		case CloseConn:
-			if p := l.conns[x.Conn]; p != nil {
-				l.closePeer(x.Conn, x.Reason)
-			}
-		case Lookup:
-			if len(l.pending) >= maxPendingLookups {
-				l.apply(l.m.DNSResult(x.Host, nil, errors.New(defaultDNSFailText), l.s.now()))
-				continue
-			}
-			l.pending = append(l.pending, x.Host)
-		case AppendLog:
+	if len(routes) > 0 {
+		if err := store.Apply(routes); err != nil {
+			return err
+		}
+	}
+	for _, r := range recs {
+		if x, ok := r.(AppendLog); ok {
 			l.appendLog(x)
-		case LogLine:
-			l.log.Log(l.ctx, x.Level, x.Msg, x.Args...)
 		}
 	}
-}
-
-// send queues a message for a connection. When the connection's send queue
-// is full, the message is held (after those held already, so the order
-// stays) and the machine is told the connection is busy: it stops
-// forwarding entries to it until the queue has room again.
-func (l *loop) send(x Send) {
-	p := l.conns[x.Conn]
-	if p == nil {
-		return
-	}
-	if len(p.held) == 0 {
-		err := p.c.TrySend(x.Message, x.Priority)
-		if err == nil {
-			return
-		}
-		if !errors.Is(err, cmt.ErrQueueFull) {
-			if !errors.Is(err, cmt.ErrClosed) {
-				l.log.Error("multinode: cannot send", "conn", x.Conn, "command", x.Message.Code().String(), "err", err)
-			}
-			return
-		}
-		p.fullSince = l.s.now()
-		l.full[x.Conn] = p
-		l.log.Debug("multinode: send queue of a node scheduler full, holding its messages", "conn", x.Conn)
-		p.held = append(p.held, x)
-		l.apply(l.m.SetBusy(x.Conn, true, l.s.now()))
-		return
-	}
-	if len(p.held) >= maxOverflow {
-		l.log.Error("multinode: node scheduler does not read its messages, closing its connection", "conn", x.Conn, "reason", "held messages over the limit", "held", len(p.held), "full_for", l.s.now().Sub(p.fullSince).String())
-		l.closePeer(x.Conn, "held messages over the limit")
-		return
-	}
-	p.held = append(p.held, x)
-}
-
-// flushHeld retries the held messages of the full connections; a
-// connection that has room again is no longer busy, one full for longer
-// than FullTimeout is closed.
-func (l *loop) flushHeld() {
-	now := l.s.now()
-	timeout := l.s.FullTimeout
-	if timeout <= 0 {
-		timeout = DefaultFullTimeout
-	}
-	ids := make([]ConnID, 0, len(l.full))
-	for id := range l.full {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		p := l.full[id]
-		if p == nil || l.conns[id] != p {
-			delete(l.full, id)
-			continue
-		}
-		n := 0
-		for n < len(p.held) {
-			h := p.held[n]
-			err := p.c.TrySend(h.Message, h.Priority)
-			if errors.Is(err, cmt.ErrQueueFull) {
-				break
-			}
-			if err != nil && !errors.Is(err, cmt.ErrClosed) {
-				l.log.Error("multinode: cannot send", "conn", id, "command", h.Message.Code().String(), "err", err)
-			}
-			p.held[n] = Send{}
-			n++
-		}
-		if n > 0 {
-			p.fullSince = now
-		}
-		p.held = p.held[n:]
-		if len(p.held) > 0 {
-			if now.Sub(p.fullSince) > timeout {
-				l.log.Error("multinode: node scheduler does not read its messages, closing its connection", "conn", id, "reason", "send queue full too long", "held", len(p.held), "full_for", now.Sub(p.fullSince).String())
-				l.closePeer(id, "send queue full too long")
-			}
-			continue
-		}
-		p.held = nil
-		delete(l.full, id)
-		l.apply(l.m.SetBusy(id, false, now))
-	}
-}
-
-// drop forgets a connection in the loop.
-func (l *loop) drop(id ConnID) {
-	if p := l.conns[id]; p != nil {
-		p.held = nil
-	}
-	delete(l.conns, id)
-	delete(l.full, id)
-}
-
-// closePeer closes a connection and tells the machine at once that it
-// ended, so that the node scheduler can register again on a new connection
-// before the old one's reader has finished.
-func (l *loop) closePeer(id ConnID, reason string) {
-	p := l.conns[id]
-	if p == nil {
-		return
-	}
-	p.c.Close()
-	l.drop(id)
-	l.log.Debug("multinode: connection closed", "conn", id, "reason", reason)
-	l.apply(l.m.Disconnect(id, l.s.now()))
+	return nil
 }
 
 // LogFilePath returns where the multinode scheduler under data appends a
@@ -760,7 +460,7 @@ func (s *Server) LogsDropped() uint64 {
 // touches the disk and never blocks: a line that finds the writer's queue
 // full is dropped, counted (crawllog warns at every power of two) and
 // reported to the machine for the collection's counts.
-func (l *loop) appendLog(x AppendLog) {
+func (l *logSink) appendLog(x AppendLog) {
 	if l.clogs == nil {
 		l.log.Info("multinode: collection log", "collection", x.Collection, "file", string(x.File), "text", x.Text)
 		return
@@ -782,9 +482,9 @@ func (l *loop) appendLog(x AppendLog) {
 	}
 }
 
-// do runs op in the event loop and returns its error. conn, if not nil,
-// is started as a new connection first.
-func (s *Server) do(ctx context.Context, op func(m *MNS, now time.Time) ([]Action, error), conn *cmt.Conn) error {
+// op runs f on the driver's loop, files its actions into the machine's
+// batch and returns its error once the batch was applied.
+func (s *Server) op(ctx context.Context, f func(m *MNS, now time.Time) ([]Action, error)) error {
 	s.init()
 	select {
 	case <-s.ready:
@@ -793,25 +493,19 @@ func (s *Server) do(ctx context.Context, op func(m *MNS, now time.Time) ([]Actio
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	reply := make(chan error, 1)
-	if !s.post(ctx, event{kind: evOp, op: op, reply: reply, conn: conn}) {
+	var opErr error
+	err := s.drv.Do(ctx, func(now time.Time) {
+		acts, err := f(s.m, now)
+		s.m.emit(acts, now)
+		opErr = err
+	})
+	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return ErrServerClosed
 	}
-	select {
-	case err := <-reply:
-		return err
-	case <-s.stopped:
-		return ErrServerClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (s *Server) op(ctx context.Context, f func(m *MNS, now time.Time) ([]Action, error)) error {
-	return s.do(ctx, f, nil)
+	return opErr
 }
 
 // AddCollection adds a collection (see MNS.AddCollection).

@@ -261,18 +261,13 @@ func (c *collection) siteDeltas() map[string]Counters {
 // current time, and returns its error: the way the administration API
 // changes a running node scheduler.
 func (d *Driver) Exec(ctx context.Context, fn func(m *Machine, now time.Time) error) error {
-	ch := make(chan error, 1)
-	select {
-	case d.events <- event{exec: fn, addErr: ch}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case err := <-ch:
+	return d.exec(ctx, func(r *runner, now time.Time) error {
+		err := fn(r.m, now)
+		d.idleMu.Lock()
+		d.siteStatsAt = time.Time{} // show the change at once
+		d.idleMu.Unlock()
 		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	})
 }
 
 // SiteStats returns the per-site counters of every collection as of the

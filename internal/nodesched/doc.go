@@ -17,11 +17,58 @@
 //   - Pipeline is what a fetch worker runs for one Job: robots.txt through the
 //     per-collection cache, politeness pacing per site and IP (robots.txt
 //     requests included), the fetch, extraction and link screening.
-//   - Driver runs a Machine on one event loop with a reader per connection
-//     (multinode scheduler, duplicate servers: TCP for `trawl node`, cmt.Pipe
-//     in one process), a bounded pool of workers, reconnection with backoff,
-//     group commit (SyncWAL every second and at the end) and a dialer that
-//     resolves names through the multinode scheduler only.
+//   - Driver runs a Machine on the shared driver (loop.Driver) through
+//     runner, the loop.Machine that holds the machine and what the old
+//     event loop kept beside it: links to the multinode scheduler and the
+//     duplicate servers (TCP for `trawl node`, cmt.Pipe in one process)
+//     dialled and redialled with backoff (loop.Redial), a bounded pool of
+//     fetch workers (loop Work jobs), group commit (SyncWAL every second
+//     and at the end) and a dialer that resolves names through the
+//     multinode scheduler only.
+//
+// # On the shared driver
+//
+// runner (runner.go) maps the machine onto the contract:
+//
+//   - Connected, Received and Closed of a link (tagged with the peer's
+//     name, "multinode" or "dupserver N") become Machine.Connected and
+//     Machine.Handle; on a new link CMD_UM_INIT (and a duplicate server's
+//     configurations) go first, then the backlog kept while the link was
+//     down, then the URIs sent on the previous links within the resend
+//     window (reliable.go), all as Batch.Out.
+//   - A fetch is a Work job: Machine.Next's Job is the Spec, the Worker runs
+//     Pipeline.Process, and the Result event's Outcome goes to
+//     Machine.Complete (Config.Observe sees it first). At most
+//     Config.Workers are in flight, so the driver's job queue stays empty.
+//   - Ready drains the machine once per batch: Tick, the fetches it has
+//     ready, Outputs (Batch.Out, or the backlog of a link that is down),
+//     CrawlLog (CMD_UM_LOG to the multinode scheduler as a Droppable
+//     envelope, the rest as records the storage queues for the log files),
+//     DeadPeers (closes), Resolved (the fetchers waiting for an address),
+//     and every second a syncWAL record (the group commit, applied by the
+//     storage before the batch's messages go out). Wake is the machine's
+//     next timer.
+//   - A crawl step the store cannot commit becomes a fatalErr record: the
+//     storage returns its error and the driver stops, as the old loop did.
+//   - A slow peer is held for (loop.HoldConfig: up to Config.Backlog
+//     messages, 10 minutes without progress) where the old loop blocked on
+//     a full send queue; a message queued on a link that died before the
+//     driver reported it is lost, as one in the dead link's queue always
+//     was (the resend window, the duplicate servers' pending operations and
+//     the machine's askAgain send again what matters).
+//   - The administration (Driver.Exec, AddCollection) and the fetchers'
+//     name lookups run on the loop with loop.Driver.Do; the counters the
+//     administration reads (Idle, Stats, SiteStats) are published when a
+//     batch was applied (runner.Advance).
+//
+// What is not on the contract yet: Machine itself keeps its own shape
+// (Handle/Tick/Complete in, Outputs/Next/CrawlLog/DeadPeers/Resolved
+// drained) with runner as the adapter; it still writes the crawl store
+// inside Complete, Handle and AddCollection (one store batch per crawl step,
+// not Persist records), logs through its own slog.Logger rather than
+// Batch.Logs, and holds the goroutine-backed Feeding and the storage/uri_dir
+// file writer (Offload) as configured components. Moving those out is the
+// next step of issue #17.
 //
 // Collections arrive as CMD_ADM_CONF_ADD (the PKT_DSPEC dictionary is turned
 // back into MS-FSCCFG XML and parsed by internal/config, CollectionFromWire)

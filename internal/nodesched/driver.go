@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/fetch"
+	"github.com/trawl/trawl/internal/loop"
 	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/warc"
 )
@@ -112,8 +112,12 @@ type Driver struct {
 	now  func() time.Time
 	pipe *Pipeline
 
-	events chan event
-	jobs   chan *Job
+	// drv runs the machine (runner) while Run runs; started is closed
+	// once it is set, stopped when Run returns.
+	drv     *loop.Driver[cmt.Message]
+	r       *runner
+	started chan struct{}
+	stopped chan struct{}
 
 	ipMu sync.RWMutex
 	ips  map[string]string // host -> IP, for the dialer
@@ -145,25 +149,6 @@ type Driver struct {
 // counters for SiteStats.
 const siteStatsEvery = 500 * time.Millisecond
 
-type event struct {
-	peer    Peer
-	msg     cmt.Message
-	up      *cmt.Conn // link up
-	down    bool      // link down
-	outcome *Outcome
-	resolve *resolveReq
-	add     *config.Collection
-	exec    func(m *Machine, now time.Time) error
-	addErr  chan error
-	// screened is the verdict of msg's entry, screened off the loop.
-	screened *screenVerdict
-}
-
-type resolveReq struct {
-	host  string
-	reply chan string
-}
-
 // New returns a driver.
 func New(cfg Config) *Driver {
 	if cfg.Workers <= 0 {
@@ -184,8 +169,8 @@ func New(cfg Config) *Driver {
 	if cfg.LogDir == "" && cfg.DataDir != "" {
 		cfg.LogDir = filepath.Join(cfg.DataDir, "logs")
 	}
-	d := &Driver{cfg: cfg, log: log, now: cfg.Now, pipe: pipe,
-		events: make(chan event, 4096), jobs: make(chan *Job, cfg.Workers), ips: map[string]string{}}
+	d := &Driver{cfg: cfg, log: log, now: cfg.Now, pipe: pipe, ips: map[string]string{},
+		started: make(chan struct{}), stopped: make(chan struct{})}
 	if cfg.LogDir != "" {
 		d.logs = crawllog.New(crawllog.Config{Dir: cfg.LogDir, MaxBytes: cfg.LogMaxBytes, Keep: cfg.LogKeep, Logger: log})
 	}
@@ -194,41 +179,44 @@ func New(cfg Config) *Driver {
 
 // LogsDropped is how many crawl log lines were dropped: the writer's queue
 // was full, or the link to the multinode scheduler was down or full.
-func (d *Driver) LogsDropped() uint64 { return d.logs.Dropped() + d.logsDropped.Load() }
-
-// crawlLog writes the machine's crawl log lines: those of umlogs to the
-// multinode scheduler in CMD_UM_LOG when it is connected (never waiting: a
-// full link drops them), the rest to the log files.
-func (d *Driver) crawlLog(entries []LogEntry, mns *cmt.Conn) {
-	for _, e := range entries {
-		if e.Remote && d.cfg.MNS != nil {
-			f, _ := e.Kind.LogFile()
-			if mns == nil || mns.TrySend(&cmt.UMLog{Collection: e.Collection, File: f, Text: e.Line}, cmt.PriorityNormal) != nil {
-				if n := d.logsDropped.Add(1); n&(n-1) == 0 {
-					d.log.Warn("nodesched: crawl log lines for the multinode scheduler dropped", "collection", e.Collection, "log", e.Kind.String(), "dropped", n)
-				}
-			}
-			continue
-		}
-		d.logs.Log(e.Entry)
+func (d *Driver) LogsDropped() uint64 {
+	n := d.logs.Dropped() + d.logsDropped.Load()
+	select {
+	case <-d.started:
+		n += d.drv.Stats().Dropped // CMD_UM_LOG is the only droppable message
+	default:
 	}
+	return n
 }
 
 // AddCollection sets up a collection in the running driver (in-process
 // CMD_ADM_CONF_ADD).
 func (d *Driver) AddCollection(ctx context.Context, c *config.Collection) error {
-	ch := make(chan error, 1)
+	return d.exec(ctx, func(r *runner, now time.Time) error { return r.m.AddCollection(c, now) })
+}
+
+// exec runs fn on the driver's loop (loop.Driver.Do) once Run has started,
+// and returns its error once the batch it made was applied.
+func (d *Driver) exec(ctx context.Context, fn func(r *runner, now time.Time) error) error {
 	select {
-	case d.events <- event{add: c, addErr: ch}:
+	case <-d.started:
+	case <-d.stopped:
+		return errors.New("nodesched: driver stopped")
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	select {
-	case err := <-ch:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
+	var ferr error
+	err := d.drv.Do(ctx, func(now time.Time) {
+		d.r.dirty, d.r.now = true, now
+		ferr = fn(d.r, now)
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return errors.New("nodesched: driver stopped")
 	}
+	return ferr
 }
 
 // WARCStats counts the WARC records written (zero without WARC writing).
@@ -291,14 +279,20 @@ func (d *Driver) resolve(ctx context.Context, host string) (string, error) {
 	if ok && ip != "" {
 		return ip, nil
 	}
-	r := &resolveReq{host: host, reply: make(chan string, 1)}
-	select {
-	case d.events <- event{resolve: r}:
-	case <-ctx.Done():
-		return "", ctx.Err()
+	reply := make(chan string, 1)
+	err := d.exec(ctx, func(r *runner, now time.Time) error {
+		if ip, ok := r.m.LookupHost(host, now); ok {
+			reply <- ip
+		} else {
+			r.waiters[host] = append(r.waiters[host], reply)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	select {
-	case ip := <-r.reply:
+	case ip := <-reply:
 		if ip == "" {
 			return "", &net.DNSError{Err: "no such host (multinode scheduler)", Name: host, IsNotFound: true}
 		}
@@ -309,7 +303,7 @@ func (d *Driver) resolve(ctx context.Context, host string) (string, error) {
 }
 
 type peerConn struct {
-	conn    *cmt.Conn
+	id      loop.Peer // the link's connection, 0 while it is down
 	backlog []Output
 	recent  []sentMsg          // URIs sent to the multinode scheduler (reliable.go)
 	pending map[dsOpKey]Output // checksum operations a duplicate server has not answered
@@ -317,6 +311,7 @@ type peerConn struct {
 
 // Run runs the node scheduler until ctx ends.
 func (d *Driver) Run(ctx context.Context) (err error) {
+	defer close(d.stopped)
 	st := d.cfg.Store
 	if st == nil {
 		if d.cfg.DataDir == "" {
@@ -373,7 +368,14 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 	sctx, scancel := context.WithCancel(ctx)
 	defer scancel()
 	d.screening.Store(0)
-	d.screen = &screeners{ctx: sctx, out: d.events, pending: &d.screening, qs: map[string]chan screenReq{}}
+	d.screen = &screeners{ctx: sctx, pending: &d.screening, qs: map[string]chan screenReq{},
+		post: func(r screenReq, v *screenVerdict) bool {
+			return d.exec(sctx, func(rn *runner, now time.Time) error {
+				d.screening.Add(-1)
+				rn.handleScreened(r, v, now)
+				return nil
+			}) == nil
+		}}
 	for _, c := range d.cfg.Collections {
 		if err := m.AddCollection(c, d.now()); err != nil {
 			return err
@@ -397,7 +399,14 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 	defer func() {
 		cancel()
 		wg.Wait()
-		d.crawlLog(m.CrawlLog(), nil) // the last step's lines
+		// The last step's lines go to the files; the link is gone.
+		for _, e := range m.CrawlLog() {
+			if !e.Remote || d.cfg.MNS == nil {
+				d.logs.Log(e.Entry)
+			} else {
+				d.logsDropped.Add(1)
+			}
+		}
 		if cerr := m.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
@@ -409,321 +418,41 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = fd.Run(ctx) }()
 	}
-	for i := 0; i < d.cfg.Workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case j := <-d.jobs:
-					o := d.pipe.Process(ctx, j)
-					select {
-					case d.events <- event{outcome: o}:
-					case <-ctx.Done():
-						return
-					}
-				case <-ctx.Done():
-					return
-				}
-			}
-		}()
-	}
-	peers := map[Peer]*peerConn{MNS: {}}
-	if d.cfg.MNS != nil {
-		wg.Add(1)
-		go func() { defer wg.Done(); d.link(ctx, MNS, d.cfg.MNS) }()
-	}
-	for i, dial := range d.cfg.DS {
-		p := DS(i)
-		peers[p] = &peerConn{}
-		wg.Add(1)
-		go func() { defer wg.Done(); d.link(ctx, p, dial) }()
-	}
-	waiters := map[string][]chan string{}
-	inFlight := 0
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	syncTick := time.NewTicker(time.Second)
-	defer syncTick.Stop()
-	flush := func() {
-		for _, o := range m.Outputs() {
-			pc := peers[o.To]
-			if pc == nil {
-				continue
-			}
-			if pc.conn == nil {
-				if len(pc.backlog) < d.cfg.Backlog {
-					pc.backlog = append(pc.backlog, o)
-				} else {
-					d.log.Warn("nodesched: backlog full, message dropped", "peer", o.To, "cmd", o.Msg.Code())
-				}
-				continue
-			}
-			if err := pc.conn.Send(ctx, o.Msg, o.Priority); err != nil {
-				pc.backlog = append(pc.backlog, o)
-				continue
-			}
-			d.track(pc, o, d.now())
+	r := newRunner(d, m, d.now())
+	d.r = r
+	d.drv = loop.New(loop.Config[cmt.Message]{
+		Name:    "nodesched",
+		Machine: r,
+		Dialer:  peerDialer{d: d},
+		Storage: loop.StorageFunc(func(_ context.Context, recs []any) error { return r.apply(st, recs) }),
+		Worker: loop.WorkerFunc(func(ctx context.Context, spec any) (any, error) {
+			return d.pipe.Process(ctx, spec.(*Job)), nil
+		}),
+		MaxWork: d.cfg.Workers,
+		Clock:   clock{now: d.now},
+		Logger:  d.log,
+		// A peer that reads slowly holds the messages for it, in order,
+		// as the old loop's blocking send did, within bounds.
+		Hold: &loop.HoldConfig{Max: d.cfg.Backlog, Timeout: holdTimeout},
+	})
+	close(d.started)
+	if err := d.drv.Run(ctx); err != nil {
+		if r.fatal != nil {
+			return r.fatal
 		}
-		d.crawlLog(m.CrawlLog(), peers[MNS].conn)
-		for _, p := range m.DeadPeers() {
-			if pc := peers[p]; pc != nil && pc.conn != nil {
-				pc.conn.Close()
-			}
-		}
-		for _, r := range m.Resolved() {
-			d.ipMu.Lock()
-			d.ips[r.Host] = r.IP
-			d.ipMu.Unlock()
-			for _, ch := range waiters[r.Host] {
-				ch <- r.IP
-			}
-			delete(waiters, r.Host)
-		}
-	}
-	for {
-		now := d.now()
-		if err := m.Tick(now); err != nil {
-			return err
-		}
-		wake := m.NextTimer()
-		for inFlight < d.cfg.Workers {
-			j, ok, w := m.Next(now)
-			if !ok {
-				if !w.IsZero() && w.Before(wake) {
-					wake = w
-				}
-				break
-			}
-			inFlight++
-			d.jobs <- j
-		}
-		flush()
-		d.idleMu.Lock()
-		d.idle = inFlight == 0 && m.Idle()
-		{
-			d.stats = map[string]Counters{}
-			for _, c := range m.Collections() {
-				d.stats[c] = m.Stats(c)
-			}
-			if now.Sub(d.siteStatsAt) >= siteStatsEvery || now.Before(d.siteStatsAt) {
-				d.siteStatsAt = now
-				d.siteStats = map[string]map[string]Counters{}
-				for _, c := range m.Collections() {
-					d.siteStats[c] = m.SiteStats(c)
-				}
-			}
-		}
-		d.idleMu.Unlock()
-		dur := wake.Sub(d.now())
-		if dur < time.Millisecond {
-			dur = time.Millisecond
-		}
-		timer.Reset(dur)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-syncTick.C:
-			if err := st.SyncWAL(); err != nil {
-				return err
-			}
-		case <-timer.C:
-		case ev := <-d.events:
-			if err := d.handle(ctx, m, ev, peers, waiters, &inFlight); err != nil {
-				return err
-			}
-			// Drain what else is ready before scheduling again.
-			for n := 0; n < 256; n++ {
-				select {
-				case ev := <-d.events:
-					if err := d.handle(ctx, m, ev, peers, waiters, &inFlight); err != nil {
-						return err
-					}
-					continue
-				default:
-				}
-				break
-			}
-		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
-	}
-}
-
-func (d *Driver) handle(ctx context.Context, m *Machine, ev event, peers map[Peer]*peerConn, waiters map[string][]chan string, inFlight *int) error {
-	now := d.now()
-	switch {
-	case ev.outcome != nil:
-		*inFlight--
-		if d.cfg.Observe != nil {
-			d.cfg.Observe(ev.outcome.Job.S.Name, ev.outcome)
-		}
-		if err := m.Complete(ev.outcome, now); err != nil {
-			return fmt.Errorf("nodesched: committing %s: %w", ev.outcome.Job.Fetch.URI, err)
-		}
-	case ev.add != nil:
-		ev.addErr <- m.AddCollection(ev.add, now)
-	case ev.exec != nil:
-		ev.addErr <- ev.exec(m, now)
-		d.idleMu.Lock()
-		d.siteStatsAt = time.Time{} // show the change at once
-		d.idleMu.Unlock()
-	case ev.resolve != nil:
-		if ip, ok := m.LookupHost(ev.resolve.host, now); ok {
-			ev.resolve.reply <- ip
-		} else {
-			waiters[ev.resolve.host] = append(waiters[ev.resolve.host], ev.resolve.reply)
-		}
-	case ev.up != nil:
-		pc := peers[ev.peer]
-		pc.conn = ev.up
-		m.Connected(ev.peer, true, now)
-		// INIT (and configurations for a duplicate server) go first, then
-		// what was kept while the link was down.
-		outs := m.Outputs()
-		for _, o := range outs {
-			if o.To == ev.peer {
-				if pc.conn.Send(ctx, o.Msg, o.Priority) == nil {
-					d.track(pc, o, now)
-				} else if _, isInit := o.Msg.(*cmt.UMInit); !isInit {
-					// The new link is gone already: keep it for the next.
-					pc.backlog = append(pc.backlog, o)
-				}
-			} else {
-				m.out = append(m.out, o)
-			}
-		}
-		recent := pc.recent
-		pc.recent = nil
-		backlog := pc.backlog
-		pc.backlog = nil
-		for _, o := range backlog {
-			if _, isInit := o.Msg.(*cmt.UMInit); isInit {
-				continue
-			}
-			if !ev.peer.DS && reasked(o.Msg) {
-				continue
-			}
-			if err := pc.conn.Send(ctx, o.Msg, o.Priority); err != nil {
-				pc.backlog = append(pc.backlog, o)
-				continue
-			}
-			d.track(pc, o, now)
-		}
-		// URIs sent on the previous links within the window go again: the
-		// old link may have lost them.
-		n := 0
-		for _, r := range recent {
-			if now.Sub(r.at) > d.resendWindow() {
-				continue
-			}
-			if pc.conn.Send(ctx, r.o.Msg, r.o.Priority) == nil {
-				n++
-			}
-			d.track(pc, r.o, r.at) // sent or not, kept for the next link
-		}
-		if n > 0 {
-			d.log.Info("nodesched: URIs sent again on the new link", "peer", ev.peer, "uris", n)
-		}
-	case ev.down:
-		if pc := peers[ev.peer]; pc != nil {
-			pc.conn = nil
-			pc.lost()
-		}
-		m.Connected(ev.peer, false, now)
-	case ev.msg != nil:
-		if ev.screened != nil {
-			d.screening.Add(-1)
-		} else {
-			if pc := peers[ev.peer]; pc != nil && ev.peer.DS {
-				pc.answered(ev.msg)
-			}
-			if coll, s, raw, ok := m.ToScreen(ev.msg); ok && d.screen != nil &&
-				d.screen.offer(coll, screenReq{peer: ev.peer, msg: ev.msg, s: s, raw: raw}) {
-				return nil // back with its verdict (screener.go)
-			}
-		}
-		if err := m.HandleScreened(ev.peer, ev.msg, ev.screened, now); err != nil {
-			d.log.Warn("nodesched: message failed", "peer", ev.peer, "cmd", ev.msg.Code(), "err", err)
-		}
+		return err
 	}
 	return nil
 }
 
-// link keeps one peer connected: dial, run, deliver messages, redial with
-// backoff after a failure.
-func (d *Driver) link(ctx context.Context, p Peer, dial DialFunc) {
-	backoff := 100 * time.Millisecond
-	failures := 0
-	for ctx.Err() == nil {
-		conn, err := dial(ctx)
-		if err != nil {
-			failures++
-			lvl := slog.LevelDebug
-			if failures == 1 || failures%30 == 0 {
-				lvl = slog.LevelWarn
-			}
-			d.log.Log(ctx, lvl, "nodesched: peer unreachable, retrying", "peer", p, "err", err, "retry_in", backoff, "failures", failures)
-			t := time.NewTimer(backoff)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return
-			}
-			backoff = min(backoff*2, 10*time.Second)
-			continue
-		}
-		if failures > 0 {
-			d.log.Info("nodesched: peer reachable again", "peer", p, "failures", failures)
-		}
-		failures = 0
-		started := time.Now()
-		done := make(chan error, 1)
-		go func() { done <- conn.Run(ctx) }()
-		select {
-		case d.events <- event{peer: p, up: conn}:
-		case <-ctx.Done():
-			conn.Close()
-			<-done
-			return
-		}
-		for f := range conn.Incoming() {
-			select {
-			case d.events <- event{peer: p, msg: f.Message}:
-			case <-ctx.Done():
-			}
-		}
-		err = <-done
-		if ctx.Err() != nil {
-			return
-		}
-		d.log.Warn("nodesched: link lost", "peer", p, "err", err)
-		select {
-		case d.events <- event{peer: p, down: true}:
-		case <-ctx.Done():
-			return
-		}
-		// A link the peer ends at once (an allow-list, a replica not
-		// promoted) must not be redialled in a tight loop; one that lived
-		// redials at once.
-		if time.Since(started) < time.Second {
-			t := time.NewTimer(backoff)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return
-			}
-			backoff = min(backoff*2, 10*time.Second)
-		} else {
-			backoff = 100 * time.Millisecond
-		}
-	}
-}
+// holdTimeout is how long a peer may leave its send queue full before its
+// link is closed (and dialled again).
+const holdTimeout = 10 * time.Minute
 
-var _ = http.StatusOK
+// clock adapts Config.Now to the driver.
+type clock struct{ now func() time.Time }
+
+func (c clock) Now() time.Time { return c.now() }
+func (c clock) Timer(d time.Duration) (<-chan time.Time, func()) {
+	return loop.RealClock{}.Timer(d)
+}

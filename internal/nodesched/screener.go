@@ -43,8 +43,10 @@ type screenReq struct {
 // screeners are the per-collection screening goroutines of a Driver.
 // offer is called from the event loop only.
 type screeners struct {
-	ctx     context.Context
-	out     chan<- event
+	ctx context.Context
+	// post hands a message and its verdict back to the loop; false once
+	// the driver stopped.
+	post    func(r screenReq, v *screenVerdict) bool
 	pending *atomic.Int64
 	qs      map[string]chan screenReq
 }
@@ -73,10 +75,7 @@ func (sc *screeners) run(q chan screenReq) {
 			return
 		case r := <-q:
 			nu, reason := screenReason(r.s, r.raw)
-			ev := event{peer: r.peer, msg: r.msg, screened: &screenVerdict{s: r.s, nu: nu, reason: reason}}
-			select {
-			case sc.out <- ev:
-			case <-sc.ctx.Done():
+			if !sc.post(r, &screenVerdict{s: r.s, nu: nu, reason: reason}) {
 				return
 			}
 		}

@@ -14,6 +14,10 @@
 //	                    the batch they produced, printed by Harness.Format
 //	                    (or "ok" for an empty batch), then Advance is called
 //
+// A Harness that also implements Inspector may answer commands of its own
+// that step nothing (print the store, the machine's status): Inspect is
+// asked first, and its output used when it reports the command handled.
+//
 // Time is the trace's own clock: it starts at Start and moves only with
 // "advance <duration>", which also steps a Tick.
 package looptest
@@ -41,6 +45,13 @@ type Harness[M any] interface {
 	Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[M], error)
 	// Format prints a batch, one action a line.
 	Format(b loop.Batch[M]) string
+}
+
+// Inspector is an optional part of a Harness: commands that look at the
+// machine or its surroundings without stepping it.
+type Inspector[M any] interface {
+	// Inspect answers d, or reports false to let Events have it.
+	Inspect(t *testing.T, d *datadriven.TestData, m loop.Machine[M]) (string, bool)
 }
 
 // Run runs every trace file matching glob (e.g. "testdata/*.trace").
@@ -76,6 +87,14 @@ func runFile[M any](t *testing.T, path string, h Harness[M]) {
 			}
 			if m == nil {
 				d.Fatalf(t, "%s before new", d.Cmd)
+			}
+			if in, ok := h.(Inspector[M]); ok {
+				if out, ok := in.Inspect(t, d, m); ok {
+					if !strings.HasSuffix(out, "\n") {
+						out += "\n"
+					}
+					return out
+				}
 			}
 			evs, err := h.Events(t, d)
 			if err != nil {

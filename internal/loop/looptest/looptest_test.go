@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
+	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/loop"
 )
 
@@ -59,4 +60,35 @@ func (counterHarness) Format(b loop.Batch[string]) string {
 	return FormatCommon(b, func(s string) string { return s })
 }
 
+// Inspect answers "total" without stepping the machine.
+func (counterHarness) Inspect(t *testing.T, d *datadriven.TestData, m loop.Machine[string]) (string, bool) {
+	if d.Cmd != "total" {
+		return "", false
+	}
+	return fmt.Sprintf("total=%d", m.(*counter).total), true
+}
+
 func TestTraces(t *testing.T) { Run[string](t, "testdata/*.trace", counterHarness{}) }
+
+func TestCMT(t *testing.T) {
+	cs := cmt.Checksum{1}
+	got := CMT(&cmt.PPDUPAddOK{Collection: "web", URI: "http://a/ b", OwnerURI: "x", Checksum: cs},
+		func(c cmt.Checksum) string {
+			if c == cs {
+				return "doc"
+			}
+			return ""
+		}, nil)
+	if want := `PPDUP_ADD_OK Collection=web URI="http://a/ b" OwnerURI=x Checksum=doc`; got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	got = CMT(&cmt.PPDUPSetConfig{Collection: "web", VClock: 3}, nil, func(name string, v any) (string, bool) {
+		return "<" + name + ">", name == "VClock"
+	})
+	if want := "PPDUP_SET_CONFIG Collection=web VClock=<VClock>"; got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if got := CMT(&cmt.PPDUPKeepalive{}, nil, nil); got != "PPDUP_KEEPALIVE" {
+		t.Fatalf("got %s", got)
+	}
+}

@@ -1,0 +1,164 @@
+package nodesched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/crawllog"
+	"github.com/trawl/trawl/internal/loop"
+	"github.com/trawl/trawl/internal/loop/looptest"
+	"github.com/trawl/trawl/internal/store"
+)
+
+// TestTraces runs the scenario traces of testdata/*.trace against the node
+// scheduler on the contract (runner over a Machine with a real crawl store
+// in a temporary directory and collection c1 of testXML, one duplicate
+// server): each is one sequence of MS-FSCMT section 3.1, events in,
+// batches out.
+//
+//	new
+//	connect peer=N tag=multinode|dupserver_0
+//	close peer=N | dial-failed tag=multinode|dupserver_0
+//	recv peer=N        one message a line: VERB key=value ...
+//
+// Message verbs: keepalive; keepalive-ack; ppdup-keepalive-ack; add-route
+// coll site node; uri coll url; dns-reply host ip; start-ip-reply coll ip
+// site allowed=yes|no.
+func TestTraces(t *testing.T) {
+	looptest.Run[cmt.Message](t, "testdata/*.trace", traceHarness{})
+}
+
+type traceHarness struct{}
+
+func (traceHarness) New(t *testing.T, d *datadriven.TestData) loop.Machine[cmt.Message] {
+	st, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	m, err := NewMachine(MachineConfig{NodeID: "n1", DupServers: 1, Store: st, Env: Env{NodeID: "n1"}}, looptest.Start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse("t.xml", []byte(testXML), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddCollection(cfg.Collections[0], looptest.Start); err != nil {
+		t.Fatal(err)
+	}
+	none := DialFunc(func(context.Context) (*cmt.Conn, error) { return nil, errors.New("trace: no dialing") })
+	drv := &Driver{cfg: Config{Workers: 2, Backlog: 1 << 10, MNS: none, DS: []DialFunc{none}},
+		now: func() time.Time { return looptest.Start }, ips: map[string]string{}}
+	return newRunner(drv, m, looptest.Start)
+}
+
+func (traceHarness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[cmt.Message], error) {
+	arg := func(key string) string {
+		var s string
+		if d.HasArg(key) {
+			d.ScanArgs(t, key, &s)
+		}
+		return strings.ReplaceAll(s, "_", " ")
+	}
+	peer := func() loop.Peer {
+		var n int
+		d.ScanArgs(t, "peer", &n)
+		return loop.Peer(n)
+	}
+	switch d.Cmd {
+	case "connect":
+		return []loop.Event[cmt.Message]{{Kind: loop.Connected, Peer: peer(), Tag: arg("tag")}}, nil
+	case "close":
+		return []loop.Event[cmt.Message]{{Kind: loop.Closed, Peer: peer(), Err: errors.New("connection reset")}}, nil
+	case "dial-failed":
+		return []loop.Event[cmt.Message]{{Kind: loop.DialFailed, Tag: arg("tag"), Err: errors.New("connection refused")}}, nil
+	case "recv":
+		p := peer()
+		var evs []loop.Event[cmt.Message]
+		for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 0 {
+				continue
+			}
+			kv := map[string]string{}
+			for _, a := range f[1:] {
+				k, v, _ := strings.Cut(a, "=")
+				kv[k] = v
+			}
+			var m cmt.Message
+			switch f[0] {
+			case "keepalive":
+				m = &cmt.UMKeepalive{}
+			case "keepalive-ack":
+				m = &cmt.UMKeepaliveAck{}
+			case "ppdup-keepalive-ack":
+				m = &cmt.PPDUPKeepaliveAck{}
+			case "add-route":
+				m = &cmt.UMAddRoute{Collection: kv["coll"], Site: kv["site"], RouteAttr: kv["site"], NodeID: kv["node"], TTL: 86400}
+			case "uri":
+				m = &cmt.UMURI{Collection: kv["coll"], Entry: cmt.Entry{URI: uriStructure(kv["url"]),
+					Referrer: cmt.EmptyURIStructure(), Flags: cmt.URIFUnscreened}}
+			case "start-ip-reply":
+				m = &cmt.UMStartCrawlIPReply{Collection: kv["coll"], IP: kv["ip"], Site: kv["site"], Allowed: kv["allowed"] == "yes"}
+			case "dns-reply":
+				m = &cmt.UMDNSReply{Host: kv["host"], Addrs: []cmt.AddrInfo{{Family: 2, SockType: 1, IP: kv["ip"]}},
+					Time: looptest.Start.Unix(), TTL: 86400}
+			default:
+				return nil, fmt.Errorf("unknown message %s", f[0])
+			}
+			evs = append(evs, loop.Event[cmt.Message]{Kind: loop.Received, Peer: p, Msg: m})
+		}
+		return evs, nil
+	}
+	return nil, fmt.Errorf("unknown command %s", d.Cmd)
+}
+
+func (traceHarness) Format(b loop.Batch[cmt.Message]) string {
+	var sb strings.Builder
+	for _, r := range b.Persist {
+		switch x := r.(type) {
+		case syncWAL:
+			sb.WriteString("persist sync-wal\n")
+		case crawllog.Entry:
+			fmt.Fprintf(&sb, "persist crawl-log %s %s\n", x.Kind, x.Line)
+		default:
+			fmt.Fprintf(&sb, "persist %T\n", r)
+		}
+	}
+	for _, j := range b.Work {
+		if job, ok := j.Spec.(*Job); ok {
+			fmt.Fprintf(&sb, "fetch %d: %s\n", j.ID, job.Fetch.URI)
+		}
+	}
+	b.Persist, b.Work = nil, nil
+	sb.WriteString(looptest.FormatCommon(b, func(m cmt.Message) string {
+		return looptest.CMT(m, nil, func(name string, v any) (string, bool) {
+			switch x := v.(type) {
+			case cmt.Entry:
+				return x.URI.URI, true
+			case cmt.CrawlConfig:
+				return fmt.Sprintf("[%d collections]", len(x.Collections)), true
+			case []cmt.AddrInfo:
+				ips := make([]string, len(x))
+				for i, a := range x {
+					ips[i] = a.IP
+				}
+				return strings.Join(ips, ","), true
+			}
+			if name == "Stats" {
+				return "...", true
+			}
+			return "", false
+		})
+	}))
+	return sb.String()
+}
