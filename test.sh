@@ -55,7 +55,9 @@ fi
 go vet ./...
 
 if [ $# -eq 0 ]; then
-	go test -race ./...
+	# A package binary may take longer than go test's default 10 minutes on a
+	# loaded 2-core machine (internal/nodesched is the longest).
+	go test -race -timeout 30m ./...
 	# The 20,000-page crawl at full size (under -race it runs smaller).
 	go test -count=1 -run '^TestCrawlBig$' ./internal/nodesched
 	# The dmake build over a 200 MB table on a master and three worker processes.
