@@ -32,6 +32,8 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 	hostsFallback := fs.Bool("hosts-fallback", false, "with --hosts-file, ask the system resolver for names the file lacks")
 	dnsServer := fs.String("dns-server", "", "send the resolver's DNS queries to this server (HOST:PORT) instead of those of /etc/resolv.conf")
 	dnsWorkers := fs.Int("dns-workers", multinode.DefaultDNSWorkers, "concurrent DNS lookups")
+	dnsTTL := fs.Duration("dns-ttl", multinode.DefaultDNSTTL, "the longest a DNS answer is kept (its records' TTL when shorter; always this for a hosts file)")
+	dnsMinTTL := fs.Duration("dns-min-ttl", multinode.DefaultDNSMinTTL, "the least time a DNS answer is kept, whatever its records' TTL")
 	keepalive := fs.Duration("keepalive", multinode.DefaultKeepAlive, "keep-alive period of the node scheduler links; a node that leaves two in a row unanswered is dropped")
 	var allow repeated
 	fs.Var(&allow, "allow", "CIDR prefix or address node schedulers may connect from (repeatable; default: any)")
@@ -100,7 +102,7 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 		DNSWorkers:    *dnsWorkers,
 		Allow:         al,
 		Config: multinode.Config{KeepAlive: *keepalive, WaitNodes: *waitNodes, WaitNodesTimeout: *waitNodesTimeout,
-			NodeTimeout: *nodeTimeout},
+			NodeTimeout: *nodeTimeout, DNSTTL: *dnsTTL, DNSMinTTL: *dnsMinTTL},
 		RerouteRequests: *data != "",
 	}
 	if addr := admin.ListenAddr(*adminListen, *basePort); addr != "" {

@@ -41,8 +41,12 @@ func (m *MNS) Step(ev loop.Event[cmt.Message]) {
 			return
 		}
 		delete(m.jobs, ev.Job)
+		var ttl time.Duration
 		addrs, _ := ev.Result.([]netip.Addr)
-		acts = m.DNSResult(host, addrs, ev.Err, ev.Now)
+		if a, ok := ev.Result.(LookupAnswer); ok {
+			addrs, ttl = a.Addrs, a.TTL
+		}
+		acts = m.DNSResultTTL(host, addrs, ttl, ev.Err, ev.Now)
 	case loop.Blocked:
 		acts = m.SetBusy(ev.Peer, true, ev.Now)
 	case loop.Unblocked:

@@ -30,6 +30,9 @@ type DNSResolver struct {
 	Servers []string
 	// Timeout bounds one query (2 s if 0).
 	Timeout time.Duration
+	// Dial, if set, opens the connection of a query (network "udp" or
+	// "tcp"), e.g. to count its bytes.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // maxCNAMEs bounds the CNAME chain followed inside one answer.
@@ -170,7 +173,18 @@ func (r *DNSResolver) exchange(ctx context.Context, servers []string, name strin
 		for _, network := range []string{"udp", "tcp"} {
 			c := &dns.Client{Net: network, Timeout: timeout}
 			qctx, cancel := context.WithTimeout(ctx, timeout)
-			msg, _, err := c.ExchangeContext(qctx, q, s)
+			var msg *dns.Msg
+			var err error
+			if r.Dial != nil {
+				var nc net.Conn
+				if nc, err = r.Dial(qctx, network, s); err == nil {
+					co := &dns.Conn{Conn: nc}
+					msg, _, err = c.ExchangeWithConnContext(qctx, q, co)
+					co.Close()
+				}
+			} else {
+				msg, _, err = c.ExchangeContext(qctx, q, s)
+			}
 			cancel()
 			if err != nil {
 				lastErr = fmt.Errorf("multinode: dns %s via %s/%s: %w", strings.TrimSuffix(name, "."), network, s, err)

@@ -23,9 +23,13 @@ type ConnID = loop.Peer
 const (
 	// DefaultKeepAlive is the Node Scheduler Keep-Alive timer (3.2.2).
 	DefaultKeepAlive = 120 * time.Second
-	// DefaultDNSTTL is how long a resolved name stays valid. Go's resolver
-	// does not report the record TTL; the spec's examples use 86400 s.
+	// DefaultDNSTTL is the longest a resolved name stays valid: its
+	// records' TTL when the resolver reports one (DNSResolver does), this
+	// when it does not (a hosts file); the spec's examples use 86400 s.
 	DefaultDNSTTL = 86400 * time.Second
+	// DefaultDNSMinTTL is the least time an answer is kept, whatever its
+	// records' TTL.
+	DefaultDNSMinTTL = time.Second
 	// DefaultDNSNegativeTTL is how long a failed lookup is remembered.
 	DefaultDNSNegativeTTL = 60 * time.Second
 	// DefaultDNSCacheSize bounds the DNS database.
@@ -43,6 +47,7 @@ const (
 type Config struct {
 	KeepAlive      time.Duration
 	DNSTTL         time.Duration
+	DNSMinTTL      time.Duration
 	DNSNegativeTTL time.Duration
 	DNSCacheSize   int
 	QueueLimit     int
@@ -76,6 +81,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DNSTTL <= 0 {
 		c.DNSTTL = DefaultDNSTTL
+	}
+	if c.DNSMinTTL <= 0 {
+		c.DNSMinTTL = DefaultDNSMinTTL
 	}
 	if c.DNSNegativeTTL <= 0 {
 		c.DNSNegativeTTL = DefaultDNSNegativeTTL
@@ -810,8 +818,25 @@ func addrInfos(addrs []netip.Addr) []cmt.AddrInfo {
 // The result enters the DNS database, every node scheduler waiting for it
 // gets its CMD_UM_DNS_REPLY, and the entries waiting for the host move on.
 func (m *MNS) DNSResult(host string, addrs []netip.Addr, err error, now time.Time) []Action {
+	return m.DNSResultTTL(host, addrs, 0, err, now)
+}
+
+// LookupAnswer is what a resolver that knows TTLs answers a Lookup with.
+type LookupAnswer struct {
+	Addrs []netip.Addr
+	TTL   time.Duration
+}
+
+// DNSResultTTL is DNSResult with the records' TTL (0: unknown). A known
+// TTL is kept within [DNSMinTTL, DNSTTL]: a moved site is followed once
+// its record expires, and a zero or tiny TTL does not make every entry
+// of a site ask again.
+func (m *MNS) DNSResultTTL(host string, addrs []netip.Addr, ttl time.Duration, err error, now time.Time) []Action {
 	m.countResult(err)
 	e := &dnsEntry{at: now, ttl: m.cfg.DNSTTL}
+	if ttl > 0 {
+		e.ttl = min(max(ttl, m.cfg.DNSMinTTL), m.cfg.DNSTTL)
+	}
 	if err != nil || len(addrs) == 0 {
 		e.ttl = m.cfg.DNSNegativeTTL
 		if err == nil {

@@ -295,6 +295,10 @@ func (s *Server) Run(ctx context.Context) error {
 		Worker: loop.WorkerFunc(func(ctx context.Context, spec any) (any, error) {
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
+			if tr, ok := res.(TTLResolver); ok {
+				addrs, ttl, err := tr.LookupHostTTL(ctx, spec.(Lookup).Host)
+				return LookupAnswer{Addrs: addrs, TTL: ttl}, err
+			}
 			return res.LookupHost(ctx, spec.(Lookup).Host)
 		}),
 		MaxWork:      workers,
@@ -360,8 +364,13 @@ func (s *Server) resolver(log *slog.Logger) (Resolver, error) {
 	}
 	var fallback Resolver
 	if s.HostsFile == "" || s.HostsFallback {
-		s.wire.server = s.DNSServer
-		fallback = NetResolver{Resolver: &net.Resolver{PreferGo: true, Dial: s.wire.dial}}
+		// Asked directly (miekg/dns) so that each answer's TTL is known;
+		// the dial counts the bytes.
+		r := &DNSResolver{Dial: s.wire.dial}
+		if s.DNSServer != "" {
+			r.Servers = []string{s.DNSServer}
+		}
+		fallback = r
 	}
 	if s.HostsFile == "" {
 		return fallback, nil

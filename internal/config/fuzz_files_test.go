@@ -1,62 +1,9 @@
 package config
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/trawl/trawl/internal/cmt"
-	"github.com/trawl/trawl/internal/marshal"
 )
-
-// FuzzFromCrawlConfig: a crawl configuration received over MS-FSCMT
-// (CMD_ADM_CONF_ADD, marshal bytes) rebuilds a collection or fails with an
-// error, never a panic, whatever names and values it carries. Seeded with
-// the spec's example configurations as a node scheduler receives them.
-func FuzzFromCrawlConfig(f *testing.F) {
-	files, _ := filepath.Glob("testdata/examples/*.xml")
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		cfg, err := Parse(file, data, &Options{SkipFileChecks: true})
-		if err != nil {
-			continue
-		}
-		cc := cmt.CrawlConfig{}
-		for _, c := range cfg.Collections {
-			cc.Collections = append(cc.Collections, c.CrawlConfig())
-		}
-		d, err := cc.Value()
-		if err != nil {
-			continue
-		}
-		if b, err := marshal.Encode(d); err == nil {
-			f.Add(b)
-		}
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		v, err := marshal.Decode(b)
-		if err != nil {
-			return
-		}
-		cc, err := cmt.CrawlConfigFromValue(v)
-		if err != nil {
-			return
-		}
-		for _, c := range cc.Collections {
-			col, err := FromCrawlConfig("fuzz", c, &Options{SkipFileChecks: true})
-			if err != nil {
-				continue
-			}
-			if col.Name != c.Name {
-				t.Fatalf("collection %q rebuilt as %q", c.Name, col.Name)
-			}
-		}
-	})
-}
 
 // FuzzParseRuleFile: a rule file (a file named by a *_file rule) parses
 // or fails with an error; every rule it returns has a valid type for its
