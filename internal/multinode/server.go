@@ -373,6 +373,11 @@ func (s *Server) resolver(log *slog.Logger) (Resolver, error) {
 		fallback = r
 	}
 	if s.HostsFile == "" {
+		// The machine's own names (localhost and the like) as the system
+		// resolver would answer them, then DNS.
+		if hr, err := LoadHostsFile("/etc/hosts", fallback); err == nil {
+			return hr, nil
+		}
 		return fallback, nil
 	}
 	hr, err := LoadHostsFile(s.HostsFile, fallback)

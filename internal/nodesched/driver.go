@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -120,7 +121,10 @@ type Driver struct {
 	stopped chan struct{}
 
 	ipMu sync.RWMutex
-	ips  map[string]string // host -> IP, for the dialer
+	ips  map[string]dialIP // host -> IP, for the dialer
+	// tr is the fetchers' transport while Run runs: its idle connections
+	// are closed when a host's address changes.
+	tr atomic.Pointer[http.Transport]
 
 	idleMu sync.Mutex
 	idle   bool
@@ -169,7 +173,7 @@ func New(cfg Config) *Driver {
 	if cfg.LogDir == "" && cfg.DataDir != "" {
 		cfg.LogDir = filepath.Join(cfg.DataDir, "logs")
 	}
-	d := &Driver{cfg: cfg, log: log, now: cfg.Now, pipe: pipe, ips: map[string]string{},
+	d := &Driver{cfg: cfg, log: log, now: cfg.Now, pipe: pipe, ips: map[string]dialIP{},
 		started: make(chan struct{}), stopped: make(chan struct{})}
 	if cfg.LogDir != "" {
 		d.logs = crawllog.New(crawllog.Config{Dir: cfg.LogDir, MaxBytes: cfg.LogMaxBytes, Keep: cfg.LogKeep, Logger: log})
@@ -274,10 +278,10 @@ func (d *Driver) resolve(ctx context.Context, host string) (string, error) {
 		return host, nil
 	}
 	d.ipMu.RLock()
-	ip, ok := d.ips[host]
+	e, ok := d.ips[host]
 	d.ipMu.RUnlock()
-	if ok && ip != "" {
-		return ip, nil
+	if ok && e.ip != "" && d.now().Before(e.expires) {
+		return e.ip, nil
 	}
 	reply := make(chan string, 1)
 	err := d.exec(ctx, func(r *runner, now time.Time) error {
@@ -327,6 +331,7 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 		}()
 	}
 	tr := fetch.NewTransport(fetch.Options{Dial: d.dial, MaxIdleConnsPerHost: 4, TLSConfig: d.cfg.TLSConfig})
+	d.tr.Store(tr)
 	defer tr.CloseIdleConnections()
 	// The WARC writers stop last but for the store: after the workers,
 	// whose captures they write out before closing their files.
@@ -455,4 +460,11 @@ type clock struct{ now func() time.Time }
 func (c clock) Now() time.Time { return c.now() }
 func (c clock) Timer(d time.Duration) (<-chan time.Time, func()) {
 	return loop.RealClock{}.Timer(d)
+}
+
+// dialIP is the dialer's copy of a host's address, good until expires (the
+// DNS record's TTL, as the multinode scheduler answered it).
+type dialIP struct {
+	ip      string
+	expires time.Time
 }

@@ -146,7 +146,12 @@ type dnsWaiter struct{ coll, site string }
 
 // Resolution is a host name the multinode scheduler resolved (IP empty when
 // the lookup failed).
-type Resolution struct{ Host, IP string }
+type Resolution struct {
+	Host, IP string
+	// Expires is when the answer runs out (the record's TTL); zero when
+	// the answer came from a lookup that found nothing.
+	Expires time.Time
+}
 
 type dsStatus struct {
 	up      bool
@@ -1266,7 +1271,7 @@ func (m *Machine) dnsReply(x *cmt.UMDNSReply, now time.Time) error {
 	if len(rec.Addrs) > 0 {
 		ip = rec.Addrs[0].String()
 	}
-	m.resolved = append(m.resolved, Resolution{Host: host, IP: ip})
+	m.resolved = append(m.resolved, Resolution{Host: host, IP: ip, Expires: rec.Expires})
 	waiters := m.dnsPending[host]
 	delete(m.dnsPending, host)
 	for _, w := range waiters {

@@ -254,8 +254,16 @@ func (r *runner) drain(now time.Time) {
 	}
 	for _, res := range r.m.Resolved() {
 		r.d.ipMu.Lock()
-		r.d.ips[res.Host] = res.IP
+		old := r.d.ips[res.Host]
+		r.d.ips[res.Host] = dialIP{ip: res.IP, expires: res.Expires}
 		r.d.ipMu.Unlock()
+		if old.ip != "" && old.ip != res.IP {
+			// The host moved: kept-alive connections to the old address
+			// must not carry its next requests.
+			if tr := r.d.tr.Load(); tr != nil {
+				tr.CloseIdleConnections()
+			}
+		}
 		for _, ch := range r.waiters[res.Host] {
 			ch <- res.IP
 		}

@@ -57,7 +57,7 @@ func (traceHarness) New(t *testing.T, d *datadriven.TestData) loop.Machine[cmt.M
 	}
 	none := DialFunc(func(context.Context) (*cmt.Conn, error) { return nil, errors.New("trace: no dialing") })
 	drv := &Driver{cfg: Config{Workers: 2, Backlog: 1 << 10, MNS: none, DS: []DialFunc{none}},
-		now: func() time.Time { return looptest.Start }, ips: map[string]string{}}
+		now: func() time.Time { return looptest.Start }, ips: map[string]dialIP{}}
 	return newRunner(drv, m, looptest.Start)
 }
 
