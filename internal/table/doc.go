@@ -68,10 +68,16 @@
 //	             which 3.6.5.3 requires and does not name)
 //	table.sum    reduce: "key s", s the sum of the last column
 //
-// and the pythontasks.pyc functions whose handling the spec gives without
-// needing MS-FSWADF's layouts: _local_copy_func, _local_touch_func,
-// wamakefileutils.remove_files_in_filter, remove_files_not_in_filter,
-// dir_creator, remove_directories, clean_view_build_dir, and
+// and the pythontasks.pyc functions that need no table layout:
+// _local_copy_func, _local_touch_func, wamakefileutils.remove_files_in_filter,
+// remove_files_not_in_filter, dir_creator, remove_directories,
+// clean_view_build_dir, remove_coll_directory, remove_coll_files and
 // {sp,wa}makefileutils.file_finder (targets concatenated by ascending
-// timestamp). Permissions are "None" or the decimal value of a mode.
+// timestamp). Permissions are "None" or the decimal value of a mode. The
+// spec gives dir_creator, remove_directories, remove_coll_directory and
+// remove_coll_files parameters but no handling: they do what their names
+// say (mkdir -p; rm -r; rm -r DIR/COLLECTION; remove the
+// [prefix.]COLLECTION.TIMESTAMP.NAME files of the collection in DIR).
+// compare_links_and_nolinks needs the links and no_links layouts, so the
+// web analyzer registers it (internal/webanalyzer).
 package table

@@ -23,6 +23,8 @@ func registerTasks(r *Registry) {
 	r.RegisterTask("wamakefileutils.clean_view_build_dir", cleanViewBuildDir)
 	r.RegisterTask("spmakefileutils.file_finder", fileFinder)
 	r.RegisterTask("wamakefileutils.file_finder", fileFinder)
+	r.RegisterTask("wamakefileutils.remove_coll_directory", removeCollDirectory)
+	r.RegisterTask("wamakefileutils.remove_coll_files", removeCollFiles)
 }
 
 func needArgs(name string, a []string, lo, hi int) error {
@@ -228,4 +230,66 @@ func fileFinder(a []string) error {
 		}
 	}
 	return nil
+}
+
+// removeCollDirectory removes the directory of collection coll under
+// dir-path: dir-path/coll and what it holds. The spec gives the parameters
+// (dir-path, collectionname; the name alphanumeric) but no handling
+// section (MS-FSFDMW 3.6.5.2 lists eight); this is what the name says.
+func removeCollDirectory(a []string) error {
+	if err := needArgs("remove_coll_directory", a, 2, 2); err != nil {
+		return err
+	}
+	if !alnum(a[1]) {
+		return fmt.Errorf("table: remove_coll_directory: collection name %q is not alphanumeric", a[1])
+	}
+	if err := os.RemoveAll(filepath.Join(a[0], a[1])); err != nil {
+		return fmt.Errorf("table: %w", err)
+	}
+	return nil
+}
+
+// removeCollFiles removes the files of collection coll in dir-path: those
+// named [prefix.]collection.timestamp.name (the target_name of 2.2.3.11,
+// as file_finder reads them) whose collection is coll. Like
+// remove_coll_directory it has parameters and no handling section.
+func removeCollFiles(a []string) error {
+	if err := needArgs("remove_coll_files", a, 2, 2); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(a[0])
+	if err != nil {
+		return fmt.Errorf("table: %w", err)
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		parts := strings.SplitN(e.Name(), ".", 4)
+		if len(parts) == 4 {
+			parts = parts[1:]
+		}
+		if len(parts) != 3 || parts[0] != a[1] {
+			continue
+		}
+		if _, err := strconv.ParseInt(parts[1], 10, 64); err != nil {
+			continue
+		}
+		if err := os.Remove(filepath.Join(a[0], e.Name())); err != nil {
+			return fmt.Errorf("table: %w", err)
+		}
+	}
+	return nil
+}
+
+func alnum(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }

@@ -22,6 +22,7 @@ func Register(reg *table.Registry) {
 	r := func(name string, f table.ReduceFunc) {
 		reg.RegisterReduce(name, func(table.Vars) (table.ReduceFunc, error) { return f, nil })
 	}
+	reg.RegisterTask("wamakefileutils.compare_links_and_nolinks", compareLinksAndNoLinks)
 	m("wamakefileutils.logcompact_links", logcompact(4))
 	m("wamakefileutils.logcompact_no_links", logcompact(2))
 	m("wamakefileutils.logcompact_eqrepr", logcompact(2))
