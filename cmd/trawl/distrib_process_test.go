@@ -465,6 +465,7 @@ func TestDistribFaults(t *testing.T) {
 	got := 0
 	timeout := time.After(180 * time.Second)
 	backupKilled, indexerKilled := false, false
+	restarted := make(chan struct{})
 	for got < calls {
 		select {
 		case r := <-acked:
@@ -489,12 +490,13 @@ func TestDistribFaults(t *testing.T) {
 			t.Logf("killing indexer 1 after %d callbacks", got)
 			c.ixs[1].kill()
 			indexerKilled = true
-			go c.startIndexer(1, 2)
+			go func() { c.startIndexer(1, 2); close(restarted) }()
 		}
 	}
 	if !backupKilled || !indexerKilled {
 		t.Fatalf("the faults did not happen (backup killed %v, indexer killed %v)", backupKilled, indexerKilled)
 	}
+	<-restarted // the restarted indexer is in c.ixs before the chain is read
 	if m := c.waitMaster(reg, 0); m != master {
 		t.Errorf("the master changed from %d to %d", master, m)
 	}

@@ -72,7 +72,9 @@ func (d *testDNS) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 func TestDNSResolverTTL(t *testing.T) {
 	d := startTestDNS(t)
 	d.set("www.example.test", 7, "127.0.0.5", "127.0.0.6")
+	d.mu.Lock()
 	d.cname["alias.example.test."] = "www.example.test."
+	d.mu.Unlock()
 	r := &DNSResolver{Servers: []string{d.addr}, Timeout: time.Second}
 	ctx := context.Background()
 

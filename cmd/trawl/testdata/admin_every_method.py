@@ -179,7 +179,7 @@ r = call("AddURIFile", COLL, 0, path)
 check(r == [1, "Queued collection c1 with 1 URIs"], "AddURIFile -> %r" % r)
 wait(lambda: count(u2) == 1, "AddURIFile's URI is fetched")
 r = call("AddURIFile", COLL, 0, E["OUTSIDE"])
-check(r[0] == 0 and "outside" in r[1], "AddURIFile outside --admin-files -> %r" % r)
+check(r[0] == 0 and "not a file inside the directory" in r[1], "AddURIFile outside --admin-files -> %r" % r)
 f = fault("AddURIFile", "nosuch", 0, path)
 check("no such collection" in f.faultString, "AddURIFile of an unknown collection faults")
 
