@@ -60,6 +60,8 @@ if [ $# -eq 0 ]; then
 	go test -race -timeout 30m ./...
 	# The 20,000-page crawl at full size (under -race it runs smaller).
 	go test -count=1 -run '^TestCrawlBig$' ./internal/nodesched
+	# pywb's replay of trawl's WARC checked in headless Chromium, alone.
+	TRAWL_PYWB=1 go test -count=1 -run '^TestRunWARC$' ./cmd/trawl
 	# The dmake build over a 200 MB table on a master and three worker processes.
 	TRAWL_DMAKE_BIG=1 go test -count=1 -run '^TestBuildOnThreeWorkers$' ./internal/dmake
 else

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
@@ -106,6 +108,12 @@ func checkWgetPeer(t *testing.T, warcio string, farm *webfarm.Farm, crawl []warc
 // headless Chromium: the HTML pywb replays (id_, unmodified) is byte for
 // byte the page the farm serves, and the browser shows its title.
 func checkPywbPeer(t *testing.T, farm *webfarm.Farm, warcDir string, crawl []warcRecord) {
+	// pywb and Chromium together miss the 90 s bound when another test
+	// package loads the machine (go test runs two at once), so this check
+	// runs in test.sh's sequential part, alone: TRAWL_PYWB=1 there.
+	if os.Getenv("TRAWL_PYWB") != "1" {
+		t.Skip("the pywb replay runs alone in test.sh's sequential part (TRAWL_PYWB=1)")
+	}
 	wbManager := needTool(t, "wb-manager", "python3 -m pip install pywb; test.sh does")
 	wayback := needTool(t, "wayback", "python3 -m pip install pywb; test.sh does")
 	var bin string
@@ -191,7 +199,17 @@ func checkPywbPeer(t *testing.T, farm *webfarm.Farm, warcDir string, crawl []war
 	defer bcancel()
 	var html, title string
 	err = chromedp.Run(bctx,
-		chromedp.Navigate(replay),
+		// Navigate without waiting for the load event, which a
+		// subresource of the replayed page can hold up; the document
+		// itself is what is compared.
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			_, _, errText, _, err := cdppage.Navigate(replay).Do(ctx)
+			if err == nil && errText != "" {
+				err = errors.New(errText)
+			}
+			return err
+		}),
+		chromedp.WaitReady("body", chromedp.ByQuery),
 		chromedp.Title(&title),
 		// The document's bytes as the browser received them from pywb.
 		chromedp.Evaluate(`fetch(location.href, {cache: "force-cache"}).then(r => r.text())`, &html, func(p *runtime.EvaluateParams) *runtime.EvaluateParams {
