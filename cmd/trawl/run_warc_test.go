@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/admin"
+	"github.com/trawl/trawl/internal/testenv"
 	"github.com/trawl/trawl/internal/webfarm"
 )
 
@@ -23,14 +24,7 @@ import (
 // trawl against, skipping without it outside CI (CI=true: a failure).
 func needTool(t *testing.T, name, install string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not installed (%s): %v", name, install, err)
-		}
-		t.Skipf("%s is not installed (%s)", name, install)
-	}
-	return p
+	return testenv.Tool(t, install, name)
 }
 
 // warcRecord is one line of warcio index.

@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/trawl/trawl/internal/testenv"
 	"github.com/trawl/trawl/internal/webfarm"
 )
 
@@ -116,19 +117,7 @@ func checkPywbPeer(t *testing.T, farm *webfarm.Farm, warcDir string, crawl []war
 	}
 	wbManager := needTool(t, "wb-manager", "python3 -m pip install pywb; test.sh does")
 	wayback := needTool(t, "wayback", "python3 -m pip install pywb; test.sh does")
-	var bin string
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			bin = p
-			break
-		}
-	}
-	if bin == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not installed (test.sh installs it)")
-		}
-		t.Skip("chromium is not installed (apt-get install chromium)")
-	}
+	bin := testenv.Tool(t, "apt-get install chromium; test.sh does", "chromium", "chromium-browser", "google-chrome")
 	dir := t.TempDir()
 	run := func(args ...string) {
 		cmd := exec.Command(args[0], args[1:]...)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // The fixtures are crawler-commons' (see SOURCE.md beside them); the
@@ -21,7 +23,7 @@ const ccDir = "../../../shared/testdata/crawler-commons"
 
 func fixture(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(sharedTestdata(t, "crawler-commons"), name))
+	b, err := os.ReadFile(filepath.Join(testenv.SharedTestdata(t, "crawler-commons"), name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // fixtureDir holds crawler-commons' robots.txt fixtures (see SOURCE.md
@@ -17,7 +19,7 @@ const fixtureDir = "crawler-commons/robots"
 
 func readFixture(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(sharedTestdata(t, fixtureDir), name))
+	b, err := os.ReadFile(filepath.Join(testenv.SharedTestdata(t, fixtureDir), name))
 	if err != nil {
 		t.Fatal(err)
 	}

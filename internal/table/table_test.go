@@ -12,7 +12,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/trawl/trawl/internal/marshal"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 func TestParseSpecs(t *testing.T) {
@@ -83,12 +85,8 @@ func genTable(t testing.TB, path string, n int, seed uint64) {
 }
 
 func needGNUSort(t *testing.T) {
-	if _, err := exec.LookPath("sort"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("GNU sort is needed")
-		}
-		t.Skip("no sort")
-	}
+	t.Helper()
+	testenv.Tool(t, "GNU coreutils", "sort")
 }
 
 func TestSortMatchesGNUSort(t *testing.T) {

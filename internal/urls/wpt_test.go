@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // testdataDir returns the shared crawler-commons test data directory sub
 // (sharedTestdata: a failure under CI=true when it is missing).
 func testdataDir(t *testing.T, sub string) string {
 	t.Helper()
-	return sharedTestdata(t, filepath.Join("crawler-commons", sub))
+	return testenv.SharedTestdata(t, filepath.Join("crawler-commons", sub))
 }
 
 type wptCase struct {

@@ -8,20 +8,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // needWarcio returns the warcio command, skipping the test without it
 // outside CI (CI=true: a missing warcio fails the test).
 func needWarcio(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("warcio")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("warcio is not installed (test.sh installs it with pip): %v", err)
-		}
-		t.Skip("warcio is not installed (python3 -m pip install warcio)")
-	}
-	return p
+	return testenv.Tool(t, "python3 -m pip install warcio; test.sh does", "warcio")
 }
 
 func exchange(url string, status int, body string) Exchange {

@@ -5,12 +5,13 @@ package etcdtest
 import (
 	"context"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // Start runs etcd on two free loopback ports with its data in a temporary
@@ -18,13 +19,7 @@ import (
 // the etcd binary the test is skipped, or fails when CI=true.
 func Start(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("etcd")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("etcd not found (apt-get install etcd-server)")
-		}
-		t.Skip("etcd not found (apt-get install etcd-server)")
-	}
+	bin := testenv.Tool(t, "apt-get install etcd-server", "etcd")
 	client, peer := freePort(t), freePort(t)
 	cu := "http://127.0.0.1:" + strconv.Itoa(client)
 	pu := "http://127.0.0.1:" + strconv.Itoa(peer)
