@@ -13,6 +13,7 @@ import (
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/marshal"
+	"github.com/trawl/trawl/internal/pebblefs"
 )
 
 // Key kinds of the Pebble layout (see the package comment).
@@ -27,9 +28,10 @@ const (
 type PebbleOptions struct {
 	// FS is the file system (nil: the operating system's).
 	FS vfs.FS
-	// Sync makes every write wait for fsync. Without it a write reaches
-	// Pebble's write-ahead log without fsync: it survives a killed process,
-	// not a machine crash (docs/decisions/dupserver.md).
+	// Sync makes every write wait for fsync. Without it a write returns
+	// once it reached the operating system (internal/pebblefs): it
+	// survives a killed process, not a machine crash
+	// (docs/decisions/dupserver.md).
 	Sync bool
 	// Logger receives Pebble's messages (nil: discarded).
 	Logger *slog.Logger
@@ -62,15 +64,21 @@ func OpenPebble(dir string, o PebbleOptions) (*PebbleStore, error) {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	db, err := pebble.Open(dir, &pebble.Options{FS: o.FS, Logger: pebbleLogger{lg}})
+	fs := o.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	if !o.Sync {
+		// A commit returns once its log record reached the operating
+		// system (internal/pebblefs): an answer sent after it is never
+		// about a write a killed process loses.
+		fs = pebblefs.ProcessDurable(fs)
+	}
+	db, err := pebble.Open(dir, &pebble.Options{FS: fs, Logger: pebbleLogger{lg}})
 	if err != nil {
 		return nil, errorf("open %s: %w", dir, err)
 	}
-	s := &PebbleStore{db: db, wo: pebble.NoSync}
-	if o.Sync {
-		s.wo = pebble.Sync
-	}
-	return s, nil
+	return &PebbleStore{db: db, wo: pebble.Sync}, nil
 }
 
 // Close closes the database.

@@ -98,10 +98,13 @@ type Machine struct {
 	verdict *screenVerdict
 	cfg     MachineConfig
 	st      *store.Store
-	log     *slog.Logger
-	colls   map[string]*collection
-	order   []string // collection names, for round-robin serving
-	rr      int
+	// dsOpsResent marks the duplicate servers whose unanswered checksum
+	// operations were sent again after the process started (dsops.go).
+	dsOpsResent map[dsColl]bool
+	log         *slog.Logger
+	colls       map[string]*collection
+	order       []string // collection names, for round-robin serving
+	rr          int
 
 	out []Output
 	// ready are deferred re-extraction jobs released by Complete, served
@@ -520,6 +523,7 @@ func (m *Machine) setConfig(i int, c *collection) {
 	vc := d.clock.Next()
 	d.updated = false
 	m.send(DS(i), &cmt.PPDUPSetConfig{Collection: c.s.Name, Config: cmt.CrawlConfig{Collections: []cmt.Collection{c.s.PPDup}}, VClock: vc})
+	m.resendDSOps(i, c) // dsops.go
 }
 
 // queueStartURIs requeues every start URI (3.1.5.11 step 3).

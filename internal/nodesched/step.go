@@ -361,6 +361,12 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 		tx.Discard()
 		return err
 	}
+	for _, a := range ppdup {
+		if err := recordDSOp(tx.Batch(), a.Collection, true, a.Checksum, a.URI); err != nil { // dsops.go
+			tx.Discard()
+			return err
+		}
+	}
 	if err := m.feedCommit(c.s.Name, tx.Batch(), tx.Commit, m.takeStepFeed(), ""); err != nil {
 		return err
 	}
@@ -655,8 +661,16 @@ func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRec
 // when another URI owns the checksum the document is a duplicate of it.
 func (m *Machine) addOK(c *collection, x *cmt.PPDUPAddOK, now time.Time) error {
 	rec, ok, err := m.st.URI(c.s.Name, x.URI)
-	if err != nil || !ok || !rec.HasChecksum {
+	if err != nil {
 		return err
+	}
+	if !ok || !rec.HasChecksum {
+		b := m.st.NewBatch()
+		if err := answeredDSOp(b, c.s.Name, true, x.Checksum, x.URI); err != nil { // dsops.go
+			b.Discard()
+			return err
+		}
+		return b.Commit()
 	}
 	owner := x.OwnerURI
 	if owner == "" {
@@ -670,6 +684,10 @@ func (m *Machine) addOK(c *collection, x *cmt.PPDUPAddOK, now time.Time) error {
 		key = [16]byte(x.Checksum)
 	}
 	b := m.st.NewBatch()
+	if err := answeredDSOp(b, c.s.Name, true, x.Checksum, x.URI); err != nil { // dsops.go
+		b.Discard()
+		return err
+	}
 	if owner == x.URI {
 		if err := b.PutChecksumOwner(c.s.Name, key, x.URI); err != nil {
 			b.Discard()
@@ -717,6 +735,10 @@ func (m *Machine) removeOK(c *collection, x *cmt.PPDUPRemoveOK) error {
 		return err
 	}
 	b := m.st.NewBatch()
+	if err := answeredDSOp(b, c.s.Name, false, x.Checksum, x.URI); err != nil { // dsops.go
+		b.Discard()
+		return err
+	}
 	key := rec.Checksum
 	if x.Checksum != (cmt.Checksum{}) {
 		key = [16]byte(x.Checksum) // a band key under near_duplicate_detection
@@ -783,6 +805,9 @@ func (m *Machine) forgetKeys(c *collection, b *store.Batch, uri string, keys [][
 				return err
 			}
 			if c.s.UseDupServers && len(m.ds) > 0 {
+				if err := recordDSOp(b, name, false, cmt.Checksum(k), uri); err != nil { // dsops.go
+					return err
+				}
 				m.send(m.dsFor(cmt.Checksum(k)), &cmt.PPDUPRemove{Collection: name, NodeID: m.cfg.NodeID, URI: uri, Checksum: cmt.Checksum(k)})
 			}
 		}

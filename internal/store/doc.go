@@ -40,16 +40,19 @@
 //   - Sync true: Commit returns after the write-ahead log is fsynced. The
 //     batch survives a killed process and power loss. Cost: one fsync per
 //     commit (Pebble groups concurrent commits into one fsync).
-//   - Sync false (the default): Commit returns once the batch is in Pebble's
-//     WAL buffer, which a background goroutine writes to the kernel
-//     immediately after. A kill -9 can lose the last few commits that were
-//     still in that buffer (TestCrashKill9 measures it), never part of one;
-//     power loss can lose whatever the kernel had not written. SyncWAL makes
-//     everything committed before it durable; a driver calls it on a timer
-//     (group commit) and before acknowledging anything to another process.
+//   - Sync false (the default): Commit returns once the batch's
+//     write-ahead log record was written to the kernel, without fsync
+//     (internal/pebblefs: the log files' fsync is a no-op and every commit
+//     is a pebble.Sync commit; Pebble's own NoSync would return while the
+//     record still waits in an in-process buffer, and a kill -9 would lose
+//     commits already acknowledged). A killed process loses nothing that
+//     was committed; power loss can lose whatever the kernel had not
+//     written, always a suffix of whole commits. SyncWAL makes everything
+//     committed before it durable in the same sense; a driver may call it
+//     on a timer.
 //
-// Losing a suffix of whole commits is safe for the crawl because one crawl
-// step (URI record, document, frontier queue and seen-set changes) is one
-// batch: a lost step simply did not happen, and the frontier serves its URI
-// again (at-least-once).
+// Losing a suffix of whole commits at a power loss is safe for the crawl
+// because one crawl step (URI record, document, frontier queue and
+// seen-set changes) is one batch: a lost step simply did not happen, and
+// the frontier serves its URI again (at-least-once).
 package store

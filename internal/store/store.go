@@ -10,6 +10,8 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
 	"github.com/cockroachdb/pebble/vfs"
+
+	"github.com/trawl/trawl/internal/pebblefs"
 )
 
 // ErrStop, returned by an iteration callback, ends the iteration early; the
@@ -38,8 +40,9 @@ type Options struct {
 	// system's. Tests pass vfs.NewMem() or vfs.NewStrictMem().
 	FS vfs.FS
 	// Sync makes every commit wait for fsync (survives power loss). Without
-	// it commits reach the write-ahead log without fsync, which survives a
-	// killed process but not a machine crash. See the package comment.
+	// it a commit returns once its write-ahead log record reached the
+	// operating system (internal/pebblefs): it survives a killed process
+	// but not a machine crash. See the package comment.
 	Sync bool
 	// Codec compresses document bodies (default CodecSnappy).
 	Codec Codec
@@ -64,8 +67,11 @@ type Options struct {
 
 // Store is an open crawl store. It is safe for concurrent use; a Batch is not.
 type Store struct {
-	db     *pebble.DB
-	wo     *pebble.WriteOptions
+	db *pebble.DB
+	wo *pebble.WriteOptions
+	// wal is the write-ahead log file system when commits do not fsync
+	// (Options.Sync off): SyncWAL and CommitSync fsync through it.
+	wal    *pebblefs.FS
 	codec  Codec
 	maxDoc int64
 	closed atomic.Bool
@@ -88,7 +94,18 @@ func (p pebbleLogger) Fatalf(format string, args ...any) {
 
 // Open opens (creating if needed, unless o.ReadOnly) the store in dir.
 func Open(dir string, o Options) (*Store, error) {
-	po := &pebble.Options{FS: o.FS, Levels: make([]pebble.LevelOptions, 7)}
+	fs := o.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	var wal *pebblefs.FS
+	if !o.Sync {
+		// Commits return once their log record reached the operating
+		// system (internal/pebblefs), not after an fsync.
+		wal = pebblefs.ProcessDurable(fs)
+		fs = wal
+	}
+	po := &pebble.Options{FS: fs, Levels: make([]pebble.LevelOptions, 7)}
 	for i := range po.Levels {
 		// Bloom filters in the tables make point lookups of absent keys
 		// (seen-set misses, new sites) cheap.
@@ -113,10 +130,7 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, wo: pebble.NoSync, codec: CodecSnappy, maxDoc: DefaultMaxDocSize, dir: dir}
-	if o.Sync {
-		s.wo = pebble.Sync
-	}
+	s := &Store{db: db, wo: pebble.Sync, wal: wal, codec: CodecSnappy, maxDoc: DefaultMaxDocSize, dir: dir}
 	if o.Codec != CodecNone || o.SetCodec {
 		if o.Codec > CodecFlate {
 			db.Close()
@@ -162,6 +176,18 @@ func (s *Store) SyncWAL() error {
 		return ErrClosed
 	}
 	if err := s.db.LogData(nil, pebble.Sync); err != nil {
+		return fmt.Errorf("store: sync: %w", err)
+	}
+	return s.fsyncWAL()
+}
+
+// fsyncWAL fsyncs the write-ahead log when commits do not (Options.Sync
+// off): what was committed survives a power loss too.
+func (s *Store) fsyncWAL() error {
+	if s.wal == nil {
+		return nil
+	}
+	if err := s.wal.SyncWAL(); err != nil {
 		return fmt.Errorf("store: sync: %w", err)
 	}
 	return nil
@@ -242,7 +268,12 @@ func (s *Store) NewBatch() *Batch { return &Batch{s: s, b: s.db.NewBatch()} }
 func (b *Batch) Commit() error { return b.commit(b.s.wo) }
 
 // CommitSync applies the batch and waits for fsync whatever Options.Sync says.
-func (b *Batch) CommitSync() error { return b.commit(pebble.Sync) }
+func (b *Batch) CommitSync() error {
+	if err := b.commit(pebble.Sync); err != nil {
+		return err
+	}
+	return b.s.fsyncWAL()
+}
 
 func (b *Batch) commit(wo *pebble.WriteOptions) error {
 	if b.s.closed.Load() {

@@ -655,7 +655,7 @@ func (c *cluster) checkDuplicates(dsOwners map[string]string) {
 		if len(owners) != 1 {
 			bad++
 			if bad <= 10 {
-				c.t.Errorf("checksum %s: %d owners %v among %+v", cs, len(owners), owners, recs)
+				c.t.Errorf("checksum %s: %d owners %v among %+v (the duplicate servers say %q)", cs, len(owners), owners, recs, dsOwners[cs])
 			}
 			continue
 		}

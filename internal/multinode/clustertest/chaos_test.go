@@ -1,0 +1,151 @@
+package clustertest
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// chaosDuration is how long TestChaos keeps killing processes:
+// $TRAWL_CHAOS_DURATION (a Go duration) or 20 s. bench/chaos.sh runs it
+// longer and repeatedly.
+func chaosDuration(t *testing.T) time.Duration {
+	if s := os.Getenv("TRAWL_CHAOS_DURATION"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("TRAWL_CHAOS_DURATION: %v", err)
+		}
+		return d
+	}
+	return 20 * time.Second
+}
+
+// TestChaos crawls a farm of 100 sites with a multinode scheduler, three
+// node schedulers and two duplicate servers (the first with a replica),
+// and every 1.5-3 s kills a random one of them with SIGKILL and restarts
+// it on its store, or severs node n0's connection to the multinode
+// scheduler. The per-site delay keeps the crawl going through the chaos.
+// At the end: every expected URL was fetched, no site by two node
+// schedulers, every duplicate group has one owner the duplicate servers
+// agree on, the replica equals its primary, and the URLs fetched more
+// than once are bounded by what can be in flight at the kills (see
+// repeatBound).
+func TestChaos(t *testing.T) {
+	o := clusterOpts{hosts: 100, pages: farmPages, nodes: 3, dupservers: 2, replica: true, delay: 0.5, proxyNode0: true}
+	c := newCluster(t, o)
+	c.start()
+	c.waitProgress(0.05, 60*time.Second)
+
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("TRAWL_CHAOS_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("chaos seed %d (TRAWL_CHAOS_SEED repeats it)", seed)
+	r := rand.New(rand.NewPCG(seed, 0))
+	victims := []struct {
+		name string
+		p    func() *proc
+	}{
+		{"multinode", func() *proc { return c.mns }},
+		{"n0", func() *proc { return c.nodes[0] }},
+		{"n1", func() *proc { return c.nodes[1] }},
+		{"n2", func() *proc { return c.nodes[2] }},
+		{"ds1", func() *proc { return c.ds[1] }},
+		{"replica r0", func() *proc { return c.replica }},
+		{"sever n0-multinode", nil},
+	}
+	kills := map[string]int{}
+	type event struct {
+		at   time.Time
+		what string
+	}
+	var events []event
+	nodeKills := 0
+	end := time.Now().Add(chaosDuration(t))
+	for time.Now().Before(end) && c.progress() < len(c.want) {
+		time.Sleep(1500*time.Millisecond + time.Duration(r.IntN(1500))*time.Millisecond)
+		v := victims[r.IntN(len(victims))]
+		at := c.progress()
+		if v.p == nil {
+			n := c.proxy.sever()
+			t.Logf("chaos: severed %d n0-multinode connections at %d of %d URLs", n, at, len(c.want))
+			kills[v.name]++
+			continue
+		}
+		p := v.p()
+		events = append(events, event{time.Now(), "kill " + v.name})
+		p.kill9()
+		time.Sleep(time.Duration(r.IntN(1000)) * time.Millisecond)
+		p.start()
+		kills[v.name]++
+		if v.name[0] == 'n' && v.name != "multinode" {
+			nodeKills++
+		}
+		t.Logf("chaos: kill -9 and restart of %s at %d of %d URLs", v.name, at, len(c.want))
+	}
+	t.Logf("chaos over: %v", kills)
+
+	c.waitComplete(180*time.Second, 3*time.Second)
+	c.stopAll()
+	c.checkFetched()
+	c.checkDuplicates(c.dsOwners())
+	c.checkReplica(filepath.Join(c.dir, "ds0"), false, filepath.Join(c.dir, "r0"), true)
+
+	// Repeats: every request of a URL after its first. A killed node
+	// scheduler may fetch again what it had in flight and not yet
+	// committed (at most --workers fetches: a committed step survives the
+	// kill, internal/pebblefs) and the robots.txt of the sites it holds
+	// (the robots cache lives in memory); nothing else is fetched twice.
+	count := map[string]int{}
+	for _, q := range c.requests() {
+		count[q.url]++
+	}
+	repeats, robots := 0, 0
+	var twice []string
+	for u, n := range count {
+		if n > 1 {
+			repeats += n - 1
+			if filepath.Base(u) == "robots.txt" {
+				robots += n - 1
+			} else {
+				twice = append(twice, u)
+			}
+		}
+	}
+	sort.Strings(twice)
+	bound := nodeKills * o.workersOrDefault()
+	t.Logf("%d URLs, %d requests repeated (%d of them robots.txt); %d node scheduler kills, bound on page repeats %d", len(count), repeats, robots, nodeKills, bound)
+	if len(twice) > 0 {
+		t.Logf("fetched more than once: %v", head(twice, 20))
+		times := map[string][]string{}
+		for _, q := range c.farm.Requests() {
+			if count[q.URL] > 1 {
+				times[q.URL] = append(times[q.URL], q.Time.Format("15:04:05.000")+" from "+q.Remote)
+			}
+		}
+		for _, u := range head(twice, 10) {
+			t.Logf("  %s: %v", u, times[u])
+		}
+		for _, e := range events {
+			t.Logf("  %s %s", e.at.Format("15:04:05.000"), e.what)
+		}
+	}
+	if repeats-robots > bound {
+		t.Errorf("%d page requests repeated, more than the %d that %d node scheduler kills can have in flight", repeats-robots, bound, nodeKills)
+	}
+	sites := o.hosts + len(c.mir.hosts) + 12 // the farm, the mirrors, and the hosts its features add
+	if robots > nodeKills*sites {
+		t.Errorf("%d robots.txt requests repeated, more than one per site (%d) for each of %d node scheduler kills", robots, sites, nodeKills)
+	}
+}
+
+func (o clusterOpts) workersOrDefault() int {
+	if o.workers == 0 {
+		return 16
+	}
+	return o.workers
+}
