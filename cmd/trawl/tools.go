@@ -2,9 +2,11 @@ package main
 
 import (
 	"github.com/trawl/trawl/internal/config/configcli"
+	"github.com/trawl/trawl/internal/marshal/marshalcli"
 )
 
 // The tools' commands live beside the packages they drive.
 func init() {
 	registerCLI(configcli.Command())
+	registerCLI(marshalcli.Command())
 }
