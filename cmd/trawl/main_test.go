@@ -16,3 +16,12 @@ func runTrawl(t *testing.T, stdin string, args ...string) (code int, stdout, std
 }
 
 const examples = "../../internal/config/testdata/examples/"
+
+func TestNodeUsage(t *testing.T) {
+	if code, _, errOut := runTrawl(t, "", "node", "--help"); code != 0 || !strings.Contains(errOut, "usage: trawl node") {
+		t.Errorf("node --help: %d %q", code, errOut)
+	}
+	if code, _, _ := runTrawl(t, "", "node", "--id", "x"); code != 2 {
+		t.Errorf("node without --multinode: exit %d", code)
+	}
+}

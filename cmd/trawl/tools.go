@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/trawl/trawl/internal/cmt/cmtdump"
 	"github.com/trawl/trawl/internal/config/configcli"
+	"github.com/trawl/trawl/internal/datadir"
 	"github.com/trawl/trawl/internal/marshal/marshalcli"
 )
 
@@ -10,5 +11,11 @@ import (
 func init() {
 	registerCLI(cmtdump.Command())
 	registerCLI(configcli.Command())
+	registerCLI(datadir.ExportCommand(version))
 	registerCLI(marshalcli.Command())
+	registerCLI(datadir.StoreCommand())
 }
+
+// crawlIndexDir returns the full-text index directory of --data
+// (datadir.IndexDir).
+func crawlIndexDir(data string) (string, error) { return datadir.IndexDir(data) }
