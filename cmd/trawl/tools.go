@@ -5,6 +5,7 @@ import (
 	"github.com/trawl/trawl/internal/config/configcli"
 	"github.com/trawl/trawl/internal/datadir"
 	"github.com/trawl/trawl/internal/marshal/marshalcli"
+	"github.com/trawl/trawl/internal/webfarm/farmcli"
 )
 
 // The tools' commands live beside the packages they drive.
@@ -14,6 +15,7 @@ func init() {
 	registerCLI(datadir.ExportCommand(version))
 	registerCLI(marshalcli.Command())
 	registerCLI(datadir.StoreCommand())
+	registerCLI(farmcli.Command())
 }
 
 // crawlIndexDir returns the full-text index directory of --data
