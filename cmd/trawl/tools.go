@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/trawl/trawl/internal/admin/admincli"
 	"github.com/trawl/trawl/internal/cmt/cmtdump"
 	"github.com/trawl/trawl/internal/config/configcli"
 	"github.com/trawl/trawl/internal/datadir"
@@ -10,6 +11,7 @@ import (
 
 // The tools' commands live beside the packages they drive.
 func init() {
+	registerCLI(admincli.Root())
 	registerCLI(cmtdump.Command())
 	registerCLI(configcli.Command())
 	registerCLI(datadir.ExportCommand(version))
