@@ -6,6 +6,8 @@ import (
 	"github.com/trawl/trawl/internal/config/configcli"
 	"github.com/trawl/trawl/internal/datadir"
 	"github.com/trawl/trawl/internal/marshal/marshalcli"
+	"github.com/trawl/trawl/internal/table"
+	"github.com/trawl/trawl/internal/webanalyzer"
 	"github.com/trawl/trawl/internal/webfarm/farmcli"
 )
 
@@ -18,6 +20,7 @@ func init() {
 	registerCLI(marshalcli.Command())
 	registerCLI(datadir.StoreCommand())
 	registerCLI(farmcli.Command())
+	registerCLI(table.Command(webanalyzer.Register))
 }
 
 // crawlIndexDir returns the full-text index directory of --data
