@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/trawl/trawl/internal/admin/admincli"
+	"github.com/trawl/trawl/internal/cli"
 	"github.com/trawl/trawl/internal/cmt/cmtdump"
 	"github.com/trawl/trawl/internal/config/configcli"
 	"github.com/trawl/trawl/internal/datadir"
@@ -10,6 +11,9 @@ import (
 	"github.com/trawl/trawl/internal/webanalyzer"
 	"github.com/trawl/trawl/internal/webfarm/farmcli"
 )
+
+// version is set at link time (-ldflags "-X main.version=...").
+var version = "dev"
 
 // The tools' commands live beside the packages they drive.
 func init() {
@@ -21,6 +25,7 @@ func init() {
 	registerCLI(datadir.StoreCommand())
 	registerCLI(farmcli.Command())
 	registerCLI(table.Command(webanalyzer.Register))
+	registerCLI(cli.VersionCommand(version))
 }
 
 // crawlIndexDir returns the full-text index directory of --data

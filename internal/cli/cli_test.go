@@ -88,3 +88,11 @@ func TestRepeated(t *testing.T) {
 		t.Errorf("%v %q", err, r)
 	}
 }
+
+// TestVersion prints the linked version with Go's.
+func TestVersion(t *testing.T) {
+	code, out, _ := clitest.Run(context.Background(), []cli.Command{cli.VersionCommand("1.2.3")}, "", "version")
+	if code != 0 || !strings.HasPrefix(out, "trawl 1.2.3") || !strings.Contains(out, " (go") {
+		t.Errorf("exit %d: %q", code, out)
+	}
+}
