@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,15 +66,7 @@ func TestPlantedSizes(t *testing.T) {
 		"internal/b/f_test.go":     "package b\n\n" + body("longTest()", 400),
 		"internal/b/testdata/x.go": "package x\n" + lines(1000),
 	}
-	for name, src := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	plant(t, root, files)
 	all, err := Sizes(root)
 	if err != nil {
 		t.Fatal(err)
