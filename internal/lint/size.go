@@ -62,6 +62,12 @@ func (o Oversize) String() string {
 // are neither Tables nor SizeExceptions.
 func CheckSizes(root string) ([]Oversize, error) {
 	all, err := Sizes(root)
+	return unlisted(all), err
+}
+
+// unlisted returns the places of all that are neither Tables nor
+// SizeExceptions.
+func unlisted(all []Oversize) []Oversize {
 	var out []Oversize
 	for _, o := range all {
 		_, table := Tables[o.Key]
@@ -70,7 +76,26 @@ func CheckSizes(root string) ([]Oversize, error) {
 			out = append(out, o)
 		}
 	}
-	return out, err
+	return out
+}
+
+// stale returns the keys of lists that name no place of all: entries that
+// no longer apply, sorted.
+func stale(all []Oversize, lists ...map[string]string) []string {
+	over := map[string]bool{}
+	for _, o := range all {
+		over[o.Key] = true
+	}
+	var out []string
+	for _, list := range lists {
+		for key := range list {
+			if !over[key] {
+				out = append(out, key)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Sizes returns every oversize place of the module rooted at root (its
