@@ -3,12 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"path/filepath"
 	"strconv"
-	"strings"
 
+	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/dupserver"
 )
@@ -44,9 +43,9 @@ func runDupserver(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl dupserver: unexpected argument %q\n", fs.Arg(0))
 		return errUsage
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(strings.ToLower(*logLevel))); err != nil {
-		fmt.Fprintf(env.stderr, "trawl dupserver: bad --log-level %q\n", *logLevel)
+	log, _, err := admin.NewLogger(env.stderr, *logLevel)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "trawl dupserver: %v\n", err)
 		return errUsage
 	}
 	if *replicaMode && *replica != "" {
@@ -93,7 +92,7 @@ func runDupserver(ctx context.Context, env *cmdEnv, args []string) error {
 		FailoverListen:  *failoverListen,
 		PromoteAfter:    *promoteAfter,
 		FailoverReplica: *failoverReplica,
-		Logger:          slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level})),
+		Logger:          log,
 	}
 	return s.Run(ctx)
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,6 +86,31 @@ func DefaultKeyFile() (string, error) {
 		return "", fmt.Errorf("config: no home directory for the default key file (use --key-file): %w", err)
 	}
 	return filepath.Join(home, ".trawl", "key"), nil
+}
+
+// KeyFileHelp is the help text of a role's --key-file flag.
+const KeyFileHelp = "key file that decrypts !ENC! passwords (default ~/.trawl/key when it exists; see trawl config encrypt)"
+
+// PasswordKey loads the key that decrypts "!ENC!" passwords: path, or the
+// default key file when path is empty and that file exists. No key at all
+// is not an error: a collection with encrypted passwords then fails with
+// "no key" when it is set up.
+func PasswordKey(path string) (*Key, error) {
+	if path == "" {
+		def, err := DefaultKeyFile()
+		if err != nil {
+			return nil, nil
+		}
+		if _, err := os.Stat(def); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		path = def
+	}
+	k, err := LoadKey(path)
+	if err != nil {
+		return nil, fmt.Errorf("key file: %w", err)
+	}
+	return k, nil
 }
 
 // LoadKey reads a key file. The file must not be readable or writable by

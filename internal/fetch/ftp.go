@@ -82,19 +82,7 @@ func (f *Fetcher) fetchFTP(ctx, parent context.Context, u *url.URL, req Request,
 	if u.Port() == "" {
 		addr = net.JoinHostPort(u.Hostname(), "21")
 	}
-	acct, ok := f.ftpAccount(u)
-	if !ok {
-		acct = FTPAccount{User: "anonymous", Password: f.o.FTP.Anonymous}
-		if acct.Password == "" {
-			acct.Password = "trawl@"
-		}
-	}
-	if u.User != nil {
-		acct.User = u.User.Username()
-		if pw, ok := u.User.Password(); ok {
-			acct.Password = pw
-		}
-	}
+	acct := f.ftpLogin(u)
 	dial := f.o.Dial
 	if dial == nil {
 		d := &net.Dialer{Timeout: 30 * time.Second}
@@ -182,17 +170,7 @@ func (f *Fetcher) fetchFTP(ctx, parent context.Context, u *url.URL, req Request,
 		resp.Status = FTPStatusOK
 		resp.Body = b
 		resp.BytesOnWire = int64(len(b))
-		ct := mime.TypeByExtension(path.Ext(p))
-		mt, params, _ := mime.ParseMediaType(ct)
-		resp.ContentType, resp.Charset = strings.ToLower(mt), params["charset"]
-		if resp.ContentType == "" || f.o.ForceMimeDetection {
-			mt, params, _ := mime.ParseMediaType(http.DetectContentType(b))
-			resp.ContentType, resp.Detected = strings.ToLower(mt), true
-			if resp.Charset == "" {
-				resp.Charset = params["charset"]
-			}
-		}
-		resp.Header = http.Header{"Content-Type": {resp.ContentType}}
+		f.setFTPFileType(resp, p)
 		if !TypeAllowed(f.o.AllowedTypes, resp.ContentType) {
 			resp.Body = nil
 			return resp, &Error{Kind: KindTypeNotAllowed, URL: req.URL, Err: fmt.Errorf("type %s not allowed", resp.ContentType)}
@@ -218,6 +196,43 @@ func (f *Fetcher) fetchFTP(ctx, parent context.Context, u *url.URL, req Request,
 	resp.ContentType, resp.Charset = "text/html", "utf-8"
 	resp.Header = http.Header{"Content-Type": {"text/html; charset=utf-8"}}
 	return resp, nil
+}
+
+// ftpLogin returns the account to log in to u's server with: the URL's
+// user and password over the configured account of its host (ftp_acct),
+// over anonymous with Options.FTP.Anonymous (or "trawl@") as the password.
+func (f *Fetcher) ftpLogin(u *url.URL) FTPAccount {
+	acct, ok := f.ftpAccount(u)
+	if !ok {
+		acct = FTPAccount{User: "anonymous", Password: f.o.FTP.Anonymous}
+		if acct.Password == "" {
+			acct.Password = "trawl@"
+		}
+	}
+	if u.User != nil {
+		acct.User = u.User.Username()
+		if pw, ok := u.User.Password(); ok {
+			acct.Password = pw
+		}
+	}
+	return acct
+}
+
+// setFTPFileType sets the content type of a file fetched over FTP from
+// the extension of its path p, or from its body (resp.Body) when the
+// extension says nothing or Options.ForceMimeDetection is set.
+func (f *Fetcher) setFTPFileType(resp *Response, p string) {
+	ct := mime.TypeByExtension(path.Ext(p))
+	mt, params, _ := mime.ParseMediaType(ct)
+	resp.ContentType, resp.Charset = strings.ToLower(mt), params["charset"]
+	if resp.ContentType == "" || f.o.ForceMimeDetection {
+		mt, params, _ := mime.ParseMediaType(http.DetectContentType(resp.Body))
+		resp.ContentType, resp.Detected = strings.ToLower(mt), true
+		if resp.Charset == "" {
+			resp.Charset = params["charset"]
+		}
+	}
+	resp.Header = http.Header{"Content-Type": {resp.ContentType}}
 }
 
 // readFTPListing reads the lines of a LIST answer, at most MaxFTPListing

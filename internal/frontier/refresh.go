@@ -67,13 +67,79 @@ func (f *Frontier) Refresh(now time.Time, seeds []Entry, expired func(site, uri 
 	if f.seenc != nil {
 		f.seenc.reset() // every entry is of an earlier cycle now
 	}
+	if err := f.refreshSites(now, &rep); err != nil {
+		return rep, err
+	}
+	if err := f.refreshSeeds(now, seeds, &rep); err != nil {
+		return rep, err
+	}
+	if f.cfg.DBSwitch <= 0 && f.cfg.RefreshMode != RefreshAdaptive {
+		return rep, nil
+	}
+	return rep, f.refreshKnown(now, expired, &rep)
+}
 
-	// 1. Every site's state (in memory, and on disk for the others).
+// refreshSites is the first step of Refresh: every site's state (in
+// memory, and on disk for the others) enters the new cycle as the refresh
+// mode says.
+func (f *Frontier) refreshSites(now time.Time, rep *RefreshReport) error {
 	b := f.st.NewBatch()
 	if err := f.writeGlobal(b); err != nil {
 		b.Discard()
-		return rep, err
+		return err
 	}
+	all, err := f.allSites()
+	if err != nil {
+		b.Discard()
+		return err
+	}
+	for _, st := range all {
+		switch f.cfg.RefreshMode {
+		case RefreshScratch:
+			rep.Truncated += st.queued() - len(st.fly)
+			if st.queued() > 0 {
+				if err := f.dropQueue(b, st); err != nil {
+					b.Discard()
+					return err
+				}
+			}
+			f.refreshSite(st)
+		case RefreshSoft:
+			if (st.queued() == 0 && len(st.fly) == 0) || f.capped(st) {
+				f.refreshSite(st)
+			}
+		default:
+			f.refreshSite(st)
+		}
+		if err := f.writeMeta(b, st); err != nil {
+			b.Discard()
+			return err
+		}
+		if b.Len() > maxBatchBytes {
+			if err := f.commit(b); err != nil {
+				return err
+			}
+			b = f.st.NewBatch()
+		}
+	}
+	if err := f.commit(b); err != nil {
+		return err
+	}
+	f.stats.Dropped -= int64(rep.Truncated) // truncation is not a drop
+	for _, st := range all {
+		if f.sites[st.name] == nil && (st.queued() > 0 || st.blockedUntil.After(now)) {
+			f.sites[st.name] = st
+		}
+		if f.sites[st.name] == st {
+			f.settle(st, now)
+		}
+	}
+	return nil
+}
+
+// allSites returns every site of the collection by name: those in memory
+// and those only on disk.
+func (f *Frontier) allSites() ([]*site, error) {
 	all := make([]*site, 0, len(f.sites))
 	for _, st := range f.sites {
 		all = append(all, st)
@@ -92,63 +158,43 @@ func (f *Frontier) Refresh(now time.Time, seeds []Entry, expired func(site, uri 
 		return nil
 	})
 	if err != nil {
-		b.Discard()
-		return rep, err
+		return nil, err
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].name < all[j].name })
-	for _, st := range all {
-		switch f.cfg.RefreshMode {
-		case RefreshScratch:
-			rep.Truncated += st.queued() - len(st.fly)
-			if st.queued() > 0 {
-				if err := f.dropQueue(b, st); err != nil {
-					b.Discard()
-					return rep, err
-				}
-			}
-			f.refreshSite(st)
-		case RefreshSoft:
-			if (st.queued() == 0 && len(st.fly) == 0) || f.capped(st) {
-				f.refreshSite(st)
-			}
-		default:
-			f.refreshSite(st)
-		}
-		if err := f.writeMeta(b, st); err != nil {
-			b.Discard()
-			return rep, err
-		}
-		if b.Len() > maxBatchBytes {
-			if err := f.commit(b); err != nil {
-				return rep, err
-			}
-			b = f.st.NewBatch()
-		}
-	}
-	if err := f.commit(b); err != nil {
-		return rep, err
-	}
-	f.stats.Dropped -= int64(rep.Truncated) // truncation is not a drop
-	for _, st := range all {
-		if f.sites[st.name] == nil && (st.queued() > 0 || st.blockedUntil.After(now)) {
-			f.sites[st.name] = st
-		}
-		if f.sites[st.name] == st {
-			f.settle(st, now)
-		}
-	}
+	return all, nil
+}
 
-	// 2. Seeds.
-	var batch []Entry
-	flush := func(counter *int) error {
-		if len(batch) == 0 {
-			return nil
-		}
-		r, err := f.Add(now, batch...)
-		*counter += r.Queued
-		batch = batch[:0]
-		return err
+// refreshAdder queues the entries of a refresh refreshChunk at a time.
+type refreshAdder struct {
+	f     *Frontier
+	now   time.Time
+	batch []Entry
+}
+
+// add queues e, counting the queued entries in counter.
+func (a *refreshAdder) add(e Entry, counter *int) error {
+	a.batch = append(a.batch, e)
+	if len(a.batch) >= refreshChunk {
+		return a.flush(counter)
 	}
+	return nil
+}
+
+// flush queues what add holds.
+func (a *refreshAdder) flush(counter *int) error {
+	if len(a.batch) == 0 {
+		return nil
+	}
+	r, err := a.f.Add(a.now, a.batch...)
+	*counter += r.Queued
+	a.batch = a.batch[:0]
+	return err
+}
+
+// refreshSeeds is the second step of Refresh: the seeds are queued, or
+// held for the sites still in their previous cycle (soft).
+func (f *Frontier) refreshSeeds(now time.Time, seeds []Entry, rep *RefreshReport) error {
+	add := &refreshAdder{f: f, now: now}
 	var deferred *store.Batch
 	for _, e := range seeds {
 		if e.URIFlags&(URIFStartURI|URIFStartURIFeed) == 0 {
@@ -160,7 +206,7 @@ func (f *Frontier) Refresh(now time.Time, seeds []Entry, expired func(site, uri 
 		if f.cfg.RefreshMode == RefreshSoft && e.Site != "" {
 			st, err := f.getSite(e.Site)
 			if err != nil {
-				return rep, err
+				return err
 			}
 			if st.cycle < f.cycle {
 				if deferred == nil {
@@ -169,32 +215,29 @@ func (f *Frontier) Refresh(now time.Time, seeds []Entry, expired func(site, uri 
 				k := append(f.deferredPrefix(st.name), e.URI...)
 				if err := deferred.SetRaw(store.SpaceFrontier, k, encodeEntry(&e, 0)); err != nil {
 					deferred.Discard()
-					return rep, err
+					return err
 				}
 				rep.Deferred++
 				continue
 			}
 		}
-		batch = append(batch, e)
-		if len(batch) >= refreshChunk {
-			if err := flush(&rep.Seeded); err != nil {
-				return rep, err
-			}
+		if err := add.add(e, &rep.Seeded); err != nil {
+			return err
 		}
 	}
-	if err := flush(&rep.Seeded); err != nil {
-		return rep, err
+	if err := add.flush(&rep.Seeded); err != nil {
+		return err
 	}
 	if deferred != nil {
-		if err := f.commit(deferred); err != nil {
-			return rep, err
-		}
+		return f.commit(deferred)
 	}
+	return nil
+}
 
-	// 3. Known URIs: clean-site pass and adaptive rescheduling, site by site.
-	if f.cfg.DBSwitch <= 0 && f.cfg.RefreshMode != RefreshAdaptive {
-		return rep, nil
-	}
+// refreshKnown is the third step of Refresh: the clean-site pass and the
+// adaptive rescheduling over the known URIs, site by site.
+func (f *Frontier) refreshKnown(now time.Time, expired func(site, uri string) error, rep *RefreshReport) error {
+	add := &refreshAdder{f: f, now: now}
 	del := f.st.NewBatch()
 	var cur string
 	var known []KnownURI
@@ -208,18 +251,15 @@ func (f *Frontier) Refresh(now time.Time, seeds []Entry, expired func(site, uri 
 		ranked = taken[:0]
 		f.decided(CauseRefresh, "", known, limit, taken)
 		for _, k := range taken {
-			batch = append(batch, Entry{URI: k.URI, Site: k.Site, Hops: k.Hops, Level: k.Level, URIFlags: URIFRescheduled})
-			if len(batch) >= refreshChunk {
-				if err := flush(&rep.Rescheduled); err != nil {
-					return err
-				}
+			if err := add.add(Entry{URI: k.URI, Site: k.Site, Hops: k.Hops, Level: k.Level, URIFlags: URIFRescheduled}, &rep.Rescheduled); err != nil {
+				return err
 			}
 		}
 		known = known[:0]
 		return nil
 	}
 	var clean []Entry
-	err = f.st.IterRaw(store.SpaceKnown, f.coll, func(k, v []byte) error {
+	err := f.st.IterRaw(store.SpaceKnown, f.coll, func(k, v []byte) error {
 		site, rest, err := store.ReadLP(k[len(f.coll):])
 		if err != nil {
 			return err
@@ -243,18 +283,9 @@ func (f *Frontier) Refresh(now time.Time, seeds []Entry, expired func(site, uri 
 					}
 				}
 				rep.Expired++
-				if err := del.DeleteRaw(store.SpaceKnown, k); err != nil {
-					return err
-				}
-				if f.seenc != nil {
-					f.seenc.forget(uri)
-				}
-				if err := del.DeleteRaw(store.SpaceSeen, f.seenKey(uri)); err != nil {
-					return err
-				}
-			} else {
-				clean = append(clean, Entry{URI: uri, Site: site, Hops: ku.Hops, Level: ku.Level, URIFlags: URIFCleanSite})
+				return f.forgetKnown(del, k, uri)
 			}
+			clean = append(clean, Entry{URI: uri, Site: site, Hops: ku.Hops, Level: ku.Level, URIFlags: URIFCleanSite})
 			return nil
 		}
 		known = append(known, ku)
@@ -264,25 +295,37 @@ func (f *Frontier) Refresh(now time.Time, seeds []Entry, expired func(site, uri 
 		err = finishSite()
 	}
 	if err == nil {
-		err = flush(&rep.Rescheduled)
+		err = add.flush(&rep.Rescheduled)
 	}
 	if err != nil {
 		del.Discard()
-		return rep, err
+		return err
 	}
 	if err := f.commit(del); err != nil {
-		return rep, err
+		return err
 	}
 	for len(clean) > 0 {
 		n := min(len(clean), refreshChunk)
 		r, err := f.Add(now, clean[:n]...)
 		rep.CleanSite += r.Queued
 		if err != nil {
-			return rep, err
+			return err
 		}
 		clean = clean[n:]
 	}
-	return rep, nil
+	return nil
+}
+
+// forgetKnown forgets a known URI that expired (dbswitch_delete): its
+// known record (key k) and its seen entry are deleted in del.
+func (f *Frontier) forgetKnown(del *store.Batch, k []byte, uri string) error {
+	if err := del.DeleteRaw(store.SpaceKnown, k); err != nil {
+		return err
+	}
+	if f.seenc != nil {
+		f.seenc.forget(uri)
+	}
+	return del.DeleteRaw(store.SpaceSeen, f.seenKey(uri))
 }
 
 // softRefreshSite starts the new cycle of a site whose queue just emptied

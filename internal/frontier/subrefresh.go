@@ -155,43 +155,18 @@ func (f *Frontier) RefreshSub(now time.Time, k int, seeds []Entry, force bool) (
 	}
 	sub := f.cfg.Subs[k]
 	rep := SubRefreshReport{Sub: sub.Name}
-	mine := func(uri string) bool { return f.cfg.SubOf(uri) == k }
-
-	// Its queued entries, site by site (in flight ones included: they are
-	// still in the queue space until done).
-	type qref struct {
-		site  string
-		class uint8
-		seq   uint64
-	}
-	var queued []qref
-	pending := false
+	var queued []subQueued
 	if sub.Mode == RefreshScratch || (sub.Mode == RefreshSoft && !force) {
-		err := f.st.IterRaw(store.SpaceQueue, f.coll, func(key, v []byte) error {
-			e, _, err := decodeEntry(v)
-			if err != nil || !mine(e.URI) {
-				return err
-			}
-			if sub.Mode == RefreshSoft {
-				pending = true
-				return errStopIter
-			}
-			rest := key[len(f.coll):]
-			site, tail, err := store.ReadLP(rest)
-			if err != nil || len(tail) != 9 {
-				return fmt.Errorf("%w: queue key", errCorrupt)
-			}
-			queued = append(queued, qref{site: site, class: tail[0], seq: binary.BigEndian.Uint64(tail[1:])})
-			return nil
-		})
-		if err != nil && !errors.Is(err, errStopIter) {
+		var pending bool
+		var err error
+		if queued, pending, err = f.subQueue(k, sub.Mode == RefreshSoft); err != nil {
 			return rep, err
 		}
-	}
-	if pending {
-		f.subs[k].retry = now.Add(softRetry(sub.Period))
-		rep.Postponed = true
-		return rep, nil
+		if pending {
+			f.subs[k].retry = now.Add(softRetry(sub.Period))
+			rep.Postponed = true
+			return rep, nil
+		}
 	}
 
 	// The round starts: every seen-set value of its URIs is older now.
@@ -205,55 +180,15 @@ func (f *Frontier) RefreshSub(now time.Time, k int, seeds []Entry, force bool) (
 	if err := f.commit(b); err != nil {
 		return rep, err
 	}
-
-	// scratch: drop its queued entries, a chunk per transaction.
-	for len(queued) > 0 {
-		n := min(len(queued), refreshChunk)
-		tx, err := f.Begin(now)
-		if err != nil {
-			return rep, err
-		}
-		for _, q := range queued[:n] {
-			st, err := f.getSite(q.site)
-			if err != nil {
-				tx.Discard()
-				return rep, err
-			}
-			if int(q.class) >= len(st.q) || st.isFlying(int(q.class), q.seq) {
-				continue
-			}
-			if err := tx.b.DeleteRaw(store.SpaceQueue, f.queueKey(st.name, q.class, q.seq)); err != nil {
-				tx.Discard()
-				return rep, err
-			}
-			tx.ops = append(tx.ops, txOp{kind: opDropEntry, st: st, class: q.class, seq: q.seq})
-			tx.touched[st] = true
-			rep.Truncated++
-		}
-		if err := tx.Commit(); err != nil {
-			return rep, err
-		}
-		queued = queued[n:]
+	if err := f.dropSubQueued(now, queued, &rep); err != nil {
+		return rep, err
 	}
 	f.stats.Dropped -= int64(rep.Truncated) // truncation is not a drop
 
 	// Its start URIs.
 	var batch []Entry
-	flush := func(counter *int) error {
-		for len(batch) > 0 {
-			n := min(len(batch), refreshChunk)
-			r, err := f.Add(now, batch[:n]...)
-			*counter += r.Queued
-			batch = batch[n:]
-			if err != nil {
-				return err
-			}
-		}
-		batch = batch[:0]
-		return nil
-	}
 	for _, e := range seeds {
-		if !mine(e.URI) {
+		if f.cfg.SubOf(e.URI) != k {
 			continue
 		}
 		if e.URIFlags&(URIFStartURI|URIFStartURIFeed) == 0 {
@@ -267,14 +202,107 @@ func (f *Frontier) RefreshSub(now time.Time, k int, seeds []Entry, force bool) (
 		}
 		batch = append(batch, e)
 	}
-	if err := flush(&rep.Seeded); err != nil {
+	if err := f.addChunks(now, batch, &rep.Seeded); err != nil {
 		return rep, err
 	}
 	if sub.Mode != RefreshAdaptive {
 		return rep, nil
 	}
+	batch, err := f.subRescheduled(k, sub.Name)
+	if err != nil {
+		return rep, err
+	}
+	// Queued after the iteration: Add reads the store the iterator walks.
+	return rep, f.addChunks(now, batch, &rep.Rescheduled)
+}
 
-	// adaptive: its known URIs, best first per site.
+// subQueued is a queued entry of a subcollection.
+type subQueued struct {
+	site  string
+	class uint8
+	seq   uint64
+}
+
+// subQueue returns the queued entries of subcollection k, site by site
+// (in flight ones included: they are still in the queue space until
+// done); with soft, only whether there is any (pending).
+func (f *Frontier) subQueue(k int, soft bool) (queued []subQueued, pending bool, err error) {
+	err = f.st.IterRaw(store.SpaceQueue, f.coll, func(key, v []byte) error {
+		e, _, err := decodeEntry(v)
+		if err != nil || f.cfg.SubOf(e.URI) != k {
+			return err
+		}
+		if soft {
+			pending = true
+			return errStopIter
+		}
+		rest := key[len(f.coll):]
+		site, tail, err := store.ReadLP(rest)
+		if err != nil || len(tail) != 9 {
+			return fmt.Errorf("%w: queue key", errCorrupt)
+		}
+		queued = append(queued, subQueued{site: site, class: tail[0], seq: binary.BigEndian.Uint64(tail[1:])})
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopIter) {
+		return nil, false, err
+	}
+	return queued, pending, nil
+}
+
+// dropSubQueued drops the queued entries of a subcollection's scratch
+// round (not those in flight), a chunk per transaction.
+func (f *Frontier) dropSubQueued(now time.Time, queued []subQueued, rep *SubRefreshReport) error {
+	for len(queued) > 0 {
+		n := min(len(queued), refreshChunk)
+		tx, err := f.Begin(now)
+		if err != nil {
+			return err
+		}
+		for _, q := range queued[:n] {
+			st, err := f.getSite(q.site)
+			if err != nil {
+				tx.Discard()
+				return err
+			}
+			if int(q.class) >= len(st.q) || st.isFlying(int(q.class), q.seq) {
+				continue
+			}
+			if err := tx.b.DeleteRaw(store.SpaceQueue, f.queueKey(st.name, q.class, q.seq)); err != nil {
+				tx.Discard()
+				return err
+			}
+			tx.ops = append(tx.ops, txOp{kind: opDropEntry, st: st, class: q.class, seq: q.seq})
+			tx.touched[st] = true
+			rep.Truncated++
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		queued = queued[n:]
+	}
+	return nil
+}
+
+// addChunks queues entries refreshChunk at a time, counting the queued
+// ones in counter.
+func (f *Frontier) addChunks(now time.Time, entries []Entry, counter *int) error {
+	for len(entries) > 0 {
+		n := min(len(entries), refreshChunk)
+		r, err := f.Add(now, entries[:n]...)
+		*counter += r.Queued
+		entries = entries[n:]
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// subRescheduled returns the known URIs of subcollection k (named name)
+// that an adaptive round reschedules, best first per site.
+func (f *Frontier) subRescheduled(k int, name string) ([]Entry, error) {
+	var batch []Entry
 	var cur string
 	var known []KnownURI
 	var ranked []Ranked
@@ -282,7 +310,7 @@ func (f *Frontier) RefreshSub(now time.Time, k int, seeds []Entry, force bool) (
 		if len(known) > 0 {
 			taken, limit := f.topKnown(known, ranked)
 			ranked = taken[:0]
-			f.decided(CauseSub, sub.Name, known, limit, taken)
+			f.decided(CauseSub, name, known, limit, taken)
 			for _, ku := range taken {
 				batch = append(batch, Entry{URI: ku.URI, Site: ku.Site, Hops: ku.Hops, Level: ku.Level, URIFlags: URIFRescheduled})
 			}
@@ -295,7 +323,7 @@ func (f *Frontier) RefreshSub(now time.Time, k int, seeds []Entry, force bool) (
 			return err
 		}
 		uri := string(rest)
-		if !mine(uri) {
+		if f.cfg.SubOf(uri) != k {
 			return nil
 		}
 		ku, err := decodeKnown(site, uri, v)
@@ -310,11 +338,10 @@ func (f *Frontier) RefreshSub(now time.Time, k int, seeds []Entry, force bool) (
 		return nil
 	})
 	if err != nil {
-		return rep, err
+		return nil, err
 	}
 	finish()
-	// Queued after the iteration: Add reads the store the iterator walks.
-	return rep, flush(&rep.Rescheduled)
+	return batch, nil
 }
 
 // SubIndex returns the index in Config.Subs of the subcollection named

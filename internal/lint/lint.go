@@ -17,6 +17,12 @@
 //     Until, Sleep, After, Tick, NewTimer, NewTicker, AfterFunc) and
 //     starts no goroutine. Exceptions are listed in Exceptions, each with
 //     the issue that removes it.
+//   - Sizes (size.go; TestSizes): a command under cmd/ has fewer than
+//     MaxCmdLines non-test lines, a file in internal/ at most MaxFileLines,
+//     a function at most MaxFuncLines unless it is one of Tables. Known
+//     oversize places are listed in SizeExceptions, each with the issue
+//     that removes it; TestSizeExceptionsStillHold fails once one no
+//     longer applies.
 package lint
 
 import (
@@ -78,7 +84,32 @@ func Check(root string) ([]Violation, error) {
 		return nil, err
 	}
 	var out []Violation
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err = goFiles(root, func(path, rel string) error {
+		vs, err := checkFile(path, rel, module)
+		if err != nil {
+			return err
+		}
+		for _, v := range vs {
+			if _, ok := Exceptions[v.key()]; !ok {
+				out = append(out, v)
+			}
+		}
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].File != out[j].File {
+			return out[i].File < out[j].File
+		}
+		return out[i].Line < out[j].Line
+	})
+	return out, err
+}
+
+// goFiles calls fn with the path of every Go file of the module rooted at
+// root and its slash-separated path relative to root, skipping testdata,
+// hidden directories, nested modules and test files.
+func goFiles(root string, fn func(path, rel string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -101,24 +132,8 @@ func Check(root string) ([]Violation, error) {
 		if err != nil {
 			return err
 		}
-		vs, err := checkFile(path, filepath.ToSlash(rel), module)
-		if err != nil {
-			return err
-		}
-		for _, v := range vs {
-			if _, ok := Exceptions[v.key()]; !ok {
-				out = append(out, v)
-			}
-		}
-		return nil
+		return fn(path, filepath.ToSlash(rel))
 	})
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].File != out[j].File {
-			return out[i].File < out[j].File
-		}
-		return out[i].Line < out[j].Line
-	})
-	return out, err
 }
 
 // modulePath reads the module line of go.mod.

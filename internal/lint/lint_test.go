@@ -85,15 +85,7 @@ func (m *M) step() {
 		"bench/go.mod":                "module example.com/bench\n",
 		"bench/b.go":                  "package bench\n\nimport _ \"example.com/m/internal/multinode\"\n",
 	}
-	for name, body := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	plant(t, root, files)
 	vs, err := Check(root)
 	if err != nil {
 		t.Fatal(err)
@@ -114,5 +106,19 @@ func (m *M) step() {
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("violations (-want +got):\n%s", d)
+	}
+}
+
+// plant writes files (path relative to root: contents) under root.
+func plant(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

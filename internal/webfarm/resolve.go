@@ -143,76 +143,13 @@ func (f *Farm) resolve(h int, path, query string, cycle int) res {
 		}
 		return r
 	case "redir":
-		if !f.has(h, FeatRedirects) {
-			return r
-		}
-		a, b, ok := cut(rest, "/")
-		id, ok1 := parseNum(a)
-		if !ok || !ok1 || !f.slotValid(id, offRedir) || len(b) < 2 || b[0] != 'h' {
-			return r
-		}
-		k, ok := parseNum(b[1:])
-		if !ok {
-			return r
-		}
-		switch redirType(id) {
-		case 0, 1:
-			ok = k < chainLen(id)
-		case 2:
-			ok = k < loopLen(id)
-		default:
-			ok = k < maxEndless
-		}
-		if ok {
-			r.kind, r.id, r.k = rRedir, id, k
-		}
+		f.resolveRedir(&r, h, rest)
 		return r
 	case "mr":
-		if !f.has(h, FeatMetaRefresh) {
-			return r
-		}
-		a, b, ok := cut(rest, "/")
-		id, ok1 := parseNum(a)
-		if !ok || !ok1 || !f.slotValid(id, offMeta) || len(b) < 2 || b[0] != 'h' {
-			return r
-		}
-		k, ok := numHTML(b[1:])
-		if !ok {
-			return r
-		}
-		switch metaType(id) {
-		case 0:
-			ok = k < metaChainLen(id)
-		case 1:
-			ok = k < 2
-		default:
-			ok = k == 0
-		}
-		if ok {
-			r.kind, r.id, r.k = rMeta, id, k
-		}
+		f.resolveMeta(&r, h, rest)
 		return r
 	case "k":
-		if !f.has(h, FeatLinkKinds) {
-			return r
-		}
-		dir, file, ok := cut(rest, "/")
-		if !ok {
-			return r
-		}
-		for sub := 0; sub < numKleaf; sub++ {
-			if kleafDir[sub] != dir {
-				continue
-			}
-			num, ok := strings.CutSuffix(file, kleafExt[sub])
-			if !ok {
-				continue
-			}
-			if id, ok := parseNum(num); ok && f.slotValid(id, offKinds) {
-				r.kind, r.sub, r.id = rKindLeaf, sub, id
-				return r
-			}
-		}
+		f.resolveKindLeaf(&r, h, rest)
 		return r
 	case "dup", "near":
 		if !f.has(h, FeatDuplicates) {
@@ -284,29 +221,7 @@ func (f *Farm) resolve(h int, path, query string, cycle int) res {
 		}
 		return r
 	case "deep", "deep2":
-		if !f.has(h, FeatDeepPaths) {
-			return r
-		}
-		unit := "more/"
-		if seg == "deep2" {
-			unit = "a/b/"
-		}
-		k := 0
-		for rest != "" {
-			var ok bool
-			rest, ok = strings.CutPrefix(rest, unit)
-			if !ok || k >= maxDeep {
-				return r
-			}
-			k++
-		}
-		if path[len(path)-1] != '/' {
-			return r
-		}
-		r.kind, r.k = rDeep, k
-		if seg == "deep2" {
-			r.kind = rDeep2
-		}
+		f.resolveDeep(&r, h, seg, path, rest)
 		return r
 	}
 	// An ordinary page: /<topic>/<n>.html.
@@ -316,6 +231,111 @@ func (f *Farm) resolve(h int, path, query string, cycle int) res {
 	}
 	r.kind, r.n = rPage, n
 	return r
+}
+
+// resolveRedir resolves a redirect chain, loop or endless redirect: /redir/<id>/h<k>.
+func (f *Farm) resolveRedir(r *res, h int, rest string) {
+	if !f.has(h, FeatRedirects) {
+		return
+	}
+	a, b, ok := cut(rest, "/")
+	id, ok1 := parseNum(a)
+	if !ok || !ok1 || !f.slotValid(id, offRedir) || len(b) < 2 || b[0] != 'h' {
+		return
+	}
+	k, ok := parseNum(b[1:])
+	if !ok {
+		return
+	}
+	switch redirType(id) {
+	case 0, 1:
+		ok = k < chainLen(id)
+	case 2:
+		ok = k < loopLen(id)
+	default:
+		ok = k < maxEndless
+	}
+	if ok {
+		r.kind, r.id, r.k = rRedir, id, k
+	}
+}
+
+// resolveMeta resolves a meta refresh page: /mr/<id>/h<k>.html.
+func (f *Farm) resolveMeta(r *res, h int, rest string) {
+	if !f.has(h, FeatMetaRefresh) {
+		return
+	}
+	a, b, ok := cut(rest, "/")
+	id, ok1 := parseNum(a)
+	if !ok || !ok1 || !f.slotValid(id, offMeta) || len(b) < 2 || b[0] != 'h' {
+		return
+	}
+	k, ok := numHTML(b[1:])
+	if !ok {
+		return
+	}
+	switch metaType(id) {
+	case 0:
+		ok = k < metaChainLen(id)
+	case 1:
+		ok = k < 2
+	default:
+		ok = k == 0
+	}
+	if ok {
+		r.kind, r.id, r.k = rMeta, id, k
+	}
+}
+
+// resolveKindLeaf resolves a leaf of the link kinds: /k/<dir>/<id><ext>.
+func (f *Farm) resolveKindLeaf(r *res, h int, rest string) {
+	if !f.has(h, FeatLinkKinds) {
+		return
+	}
+	dir, file, ok := cut(rest, "/")
+	if !ok {
+		return
+	}
+	for sub := 0; sub < numKleaf; sub++ {
+		if kleafDir[sub] != dir {
+			continue
+		}
+		num, ok := strings.CutSuffix(file, kleafExt[sub])
+		if !ok {
+			continue
+		}
+		if id, ok := parseNum(num); ok && f.slotValid(id, offKinds) {
+			r.kind, r.sub, r.id = rKindLeaf, sub, id
+			return
+		}
+	}
+}
+
+// resolveDeep resolves a deep path: /deep/more/more/.../ or /deep2/a/b/a/b/.../.
+func (f *Farm) resolveDeep(r *res, h int, seg, path, rest string) {
+	if !f.has(h, FeatDeepPaths) {
+		return
+	}
+	unit := "more/"
+	if seg == "deep2" {
+		unit = "a/b/"
+	}
+	k := 0
+	for rest != "" {
+		var ok bool
+		rest, ok = strings.CutPrefix(rest, unit)
+		if !ok || k >= maxDeep {
+			return
+		}
+		k++
+	}
+	if path[len(path)-1] != '/' {
+		return
+	}
+	r.kind, r.k = rDeep, k
+	if seg == "deep2" {
+		r.kind = rDeep2
+	}
 }
 
 // numHTML parses "<n>.html".

@@ -1,7 +1,9 @@
 // Package admincli is the command side of trawl admin: the table of
 // subcommands, each a call of the MS-FSCADM client (internal/admin) with
 // its arguments, and the printing of their results (statistics tables,
-// log level names). cmd/trawl parses the flags and runs them.
+// log level names), and the command itself (Root: the crawler's address,
+// the credentials and the mapping of faults to messages), which cmd/trawl
+// lists.
 package admincli
 
 import (

@@ -1,4 +1,4 @@
-package main
+package datadir
 
 import (
 	"context"
@@ -7,24 +7,30 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/trawl/trawl/internal/cli"
 	"github.com/trawl/trawl/internal/warc"
 )
 
-func init() {
-	register(&command{name: "export", summary: "write a crawl's stored documents as WARC files, with their CDXJ index", run: runExport})
+// ExportCommand is trawl export; version is trawl's, for the WARC files'
+// software field.
+func ExportCommand(version string) cli.Command {
+	return cli.Command{Name: "export", Summary: "write a crawl's stored documents as WARC files, with their CDXJ index",
+		Run: func(ctx context.Context, env *cli.Env, args []string) error {
+			return runExport(ctx, env, args, "trawl/"+version+" (trawl export warc)")
+		}}
 }
 
-func runExport(ctx context.Context, env *cmdEnv, args []string) error {
+func runExport(ctx context.Context, env *cli.Env, args []string, software string) error {
 	if len(args) == 0 || args[0] != "warc" {
-		fs := newFlagSet(env, "export", "export warc --data DIR --out DIR [flags]",
+		fs := cli.NewFlagSet(env, "export", "export warc --data DIR --out DIR [flags]",
 			"Export a crawl:\n  warc  the crawl store's current documents as WARC files (gzipped WARC/1.1), and their CDXJ index")
-		if err := parseFlags(fs, args); err != nil {
+		if err := cli.ParseFlags(fs, args); err != nil {
 			return err
 		}
 		fs.Usage()
-		return errUsage
+		return cli.ErrUsage
 	}
-	fs := newFlagSet(env, "export warc", "export warc --data DIR --out DIR [--collection C] [--prefix P] [--max-size MiB]",
+	fs := cli.NewFlagSet(env, "export warc", "export warc --data DIR --out DIR [--collection C] [--prefix P] [--max-size MiB]",
 		"Write the documents the crawl store holds now as WARC files in --out, one response record each (the stored\n"+
 			"HTTP header and body) with a metadata record, for a crawl that ran without --warc; then the CDXJ index of\n"+
 			"the files written, as FIRST-FILE.cdxj. The store is only read.")
@@ -34,20 +40,20 @@ func runExport(ctx context.Context, env *cmdEnv, args []string) error {
 	prefix := fs.String("prefix", "export", "file name prefix (PREFIX-TIME-SERIAL-NODE.warc.gz)")
 	node := fs.String("node", "node1", "node scheduler name in the file names")
 	maxSize := fs.Int64("max-size", warc.DefaultMaxSize>>20, "start a new file before one would pass this many MiB")
-	if err := parseFlags(fs, args[1:]); err != nil {
+	if err := cli.ParseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	if *out == "" || fs.NArg() != 0 || *maxSize < 1 {
-		fmt.Fprintln(env.stderr, "trawl export warc: --out DIR is required (and --max-size must be at least 1)")
-		return errUsage
+		fmt.Fprintln(env.Stderr, "trawl export warc: --out DIR is required (and --max-size must be at least 1)")
+		return cli.ErrUsage
 	}
-	st, err := openCrawlStore(*data)
+	st, err := OpenStore(*data)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	w, err := warc.New(warc.Options{Dir: *out, Prefix: *prefix, Node: *node, MaxSize: *maxSize << 20,
-		Software: "trawl/" + version + " (trawl export warc)"})
+		Software: software})
 	if err != nil {
 		return err
 	}
@@ -69,7 +75,7 @@ func runExport(ctx context.Context, env *cmdEnv, args []string) error {
 	files := w.Files()
 	ws := w.Stats()
 	if len(files) == 0 {
-		fmt.Fprintf(env.stdout, "no documents to export (%d URIs without a stored document)\n", es.Skipped)
+		fmt.Fprintf(env.Stdout, "no documents to export (%d URIs without a stored document)\n", es.Skipped)
 		return nil
 	}
 	idx := strings.TrimSuffix(files[0], ".warc.gz") + ".cdxj"
@@ -87,7 +93,7 @@ func runExport(ctx context.Context, env *cmdEnv, args []string) error {
 	if ws.Errors > 0 {
 		return fmt.Errorf("%d documents could not be written (see the log above)", ws.Errors)
 	}
-	fmt.Fprintf(env.stdout, "exported %d documents (%d responses, %d revisits of identical payloads) to %d WARC files in %s; %d URIs without a stored document\nindex: %s\n",
+	fmt.Fprintf(env.Stdout, "exported %d documents (%d responses, %d revisits of identical payloads) to %d WARC files in %s; %d URIs without a stored document\nindex: %s\n",
 		es.Documents, ws.Responses, ws.Revisits, len(files), *out, es.Skipped, filepath.Base(idx))
 	return nil
 }

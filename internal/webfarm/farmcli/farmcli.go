@@ -1,23 +1,27 @@
-package main
+// Package farmcli is the trawl webfarm command: it serves a
+// deterministic synthetic web (internal/webfarm) on loopback for tests and
+// benchmarks, or prints what a correct crawl of it fetches.
+package farmcli
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/trawl/trawl/internal/cli"
 	"github.com/trawl/trawl/internal/webfarm"
 )
 
-func init() {
-	register(&command{name: "webfarm", summary: "serve a deterministic synthetic web on loopback for tests and benchmarks", run: runWebfarm})
+// Command is trawl webfarm.
+func Command() cli.Command {
+	return cli.Command{Name: "webfarm", Summary: "serve a deterministic synthetic web on loopback for tests and benchmarks", Run: run}
 }
 
-func runWebfarm(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "webfarm", "webfarm [flags]",
+func run(ctx context.Context, env *cli.Env, args []string) error {
+	fs := cli.NewFlagSet(env, "webfarm", "webfarm [flags]",
 		"Serve a seeded synthetic web: --hosts virtual sites, each on its own 127.1.x.y address (some sharing\n"+
 			"one), all on --port, with robots.txt, sitemaps, redirects, duplicates, traps, slow and broken pages.\n"+
 			"Serves until interrupted; SIGUSR1 moves the farm to its next refresh cycle.\n"+
@@ -49,16 +53,16 @@ func runWebfarm(ctx context.Context, env *cmdEnv, args []string) error {
 	sitemaps := fs.Bool("sitemaps", false, "crawl: use_sitemaps")
 	delay := fs.Float64("delay", 0, "crawl: delay between requests to a site, in seconds")
 	fetchTimeout := fs.Int("fetch-timeout", 10, "crawl: fetch_timeout in seconds")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "trawl webfarm: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
+		fmt.Fprintf(env.Stderr, "trawl webfarm: unexpected argument %q\n", fs.Arg(0))
+		return cli.ErrUsage
 	}
 	if *hosts < 1 {
-		fmt.Fprintln(env.stderr, "trawl webfarm: --hosts must be at least 1")
-		return errUsage
+		fmt.Fprintln(env.Stderr, "trawl webfarm: --hosts must be at least 1")
+		return cli.ErrUsage
 	}
 	pph := *pagesPerHost
 	if pph <= 0 {
@@ -104,7 +108,7 @@ func runWebfarm(ctx context.Context, env *cmdEnv, args []string) error {
 			return err
 		}
 		for _, u := range urls {
-			if _, err := fmt.Fprintln(env.stdout, u); err != nil {
+			if _, err := fmt.Fprintln(env.Stdout, u); err != nil {
 				return err
 			}
 		}
@@ -134,11 +138,10 @@ func runWebfarm(ctx context.Context, env *cmdEnv, args []string) error {
 			return werr
 		}
 	}
-	fmt.Fprintf(env.stderr, "trawl webfarm: %d hosts x %d pages, seed %d, port %d, cycle %d; first site %s\n",
+	fmt.Fprintf(env.Stderr, "trawl webfarm: %d hosts x %d pages, seed %d, port %d, cycle %d; first site %s\n",
 		*hosts, pph, *seed, farm.Port(), farm.Cycle(), farm.StartURLs()[0])
-	usr1 := make(chan os.Signal, 1)
-	signal.Notify(usr1, syscall.SIGUSR1)
-	defer signal.Stop(usr1)
+	usr1, stop := env.Signals(syscall.SIGUSR1)
+	defer stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -146,11 +149,11 @@ func runWebfarm(ctx context.Context, env *cmdEnv, args []string) error {
 			if err := farm.Close(); err != nil {
 				return err
 			}
-			fmt.Fprintf(env.stderr, "trawl webfarm: stopped after %d requests\n", total)
+			fmt.Fprintf(env.Stderr, "trawl webfarm: stopped after %d requests\n", total)
 			return nil
 		case <-usr1:
 			farm.SetCycle(farm.Cycle() + 1)
-			fmt.Fprintf(env.stderr, "trawl webfarm: now serving cycle %d\n", farm.Cycle())
+			fmt.Fprintf(env.Stderr, "trawl webfarm: now serving cycle %d\n", farm.Cycle())
 		}
 	}
 }

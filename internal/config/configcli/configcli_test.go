@@ -1,25 +1,23 @@
-package main
+package configcli
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/trawl/trawl/internal/cli"
+	"github.com/trawl/trawl/internal/cli/clitest"
 	"github.com/trawl/trawl/internal/config"
 )
 
 func runTrawl(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	env := &cmdEnv{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb}
-	code = runMain(context.Background(), env, args)
-	return code, out.String(), errb.String()
+	return clitest.Run(context.Background(), []cli.Command{Command()}, stdin, args...)
 }
 
-const examples = "../../internal/config/testdata/examples/"
+const examples = "../testdata/examples/"
 
 func TestConfigCheckExamples(t *testing.T) {
 	files, _ := filepath.Glob(examples + "*.xml")

@@ -1,4 +1,6 @@
-package main
+// Package configcli is the trawl config command: check, show and write
+// crawl configuration files (MS-FSCCFG XML) with internal/config.
+package configcli
 
 import (
 	"bufio"
@@ -12,14 +14,16 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/trawl/trawl/internal/cli"
 	"github.com/trawl/trawl/internal/config"
 )
 
-func init() {
-	register(&command{name: "config", summary: "check, show and write crawl configurations (MS-FSCCFG)", run: runConfig})
+// Command is trawl config.
+func Command() cli.Command {
+	return cli.Command{Name: "config", Summary: "check, show and write crawl configurations (MS-FSCCFG)", Run: run}
 }
 
-const configUsage = `usage: trawl config <subcommand> [flags] [args]
+const usage = `usage: trawl config <subcommand> [flags] [args]
 
 Check, show and write crawl configuration files (MS-FSCCFG XML).
 
@@ -32,41 +36,24 @@ subcommands:
 Run "trawl config <subcommand> --help" for its flags.
 `
 
-func runConfig(ctx context.Context, env *cmdEnv, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(env.stderr, configUsage)
-		return errUsage
-	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(env.stderr, configUsage)
-		return exitError{0}
-	case "check":
-		return runConfigCheck(env, args[1:])
-	case "show":
-		return runConfigShow(env, args[1:])
-	case "encrypt":
-		return runConfigEncrypt(env, args[1:])
-	case "doc":
-		return runConfigDoc(env, args[1:])
-	}
-	fmt.Fprintf(env.stderr, "trawl config: unknown subcommand %q\n\n%s", args[0], configUsage)
-	return errUsage
+func run(ctx context.Context, env *cli.Env, args []string) error {
+	return cli.Group(ctx, env, "config", usage, map[string]func(context.Context, *cli.Env, []string) error{
+		"check": check, "show": show, "encrypt": encrypt, "doc": doc}, args)
 }
 
-func runConfigCheck(env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "config check", "config check [flags] FILE...",
+func check(_ context.Context, env *cli.Env, args []string) error {
+	fs := cli.NewFlagSet(env, "config check", "config check [flags] FILE...",
 		"Validate crawl configuration files. For each valid file print one line per collection;\n"+
 			"otherwise print every error as file:line: collection C: parameter P: message and exit 1.\n"+
 			"Warnings (parameters the crawl does not honour yet, settings without effect) go to stderr.")
 	keyFile := fs.String("key-file", "", "key file to check that encrypted passwords decrypt (default: not checked)")
 	verbose := fs.Bool("v", false, "list every parameter that the crawl does not honour yet, not just their number")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
-		return errUsage
+		return cli.ErrUsage
 	}
 	opts := &config.Options{}
 	if *keyFile != "" {
@@ -84,40 +71,40 @@ func runConfigCheck(env *cmdEnv, args []string) error {
 			var list config.ErrorList
 			if errors.As(err, &list) {
 				for _, e := range list {
-					fmt.Fprintln(env.stderr, e)
+					fmt.Fprintln(env.Stderr, e)
 				}
 			} else {
-				fmt.Fprintln(env.stderr, err)
+				fmt.Fprintln(env.Stderr, err)
 			}
 			continue
 		}
-		cfg.WriteWarnings(env.stderr, *verbose)
+		cfg.WriteWarnings(env.Stderr, *verbose)
 		for _, c := range cfg.Collections {
-			fmt.Fprintln(env.stdout, c.Summary(f))
+			fmt.Fprintln(env.Stdout, c.Summary(f))
 		}
 		if len(cfg.Collections) == 0 {
-			fmt.Fprintf(env.stdout, "%s: no collections\n", f)
+			fmt.Fprintf(env.Stdout, "%s: no collections\n", f)
 		}
 	}
 	if failed {
-		return exitError{1}
+		return cli.ExitError{Code: 1}
 	}
 	return nil
 }
 
-func runConfigShow(env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "config show", "config show [flags] FILE",
+func show(_ context.Context, env *cli.Env, args []string) error {
+	fs := cli.NewFlagSet(env, "config show", "config show [flags] FILE",
 		"Print the effective configuration of the file's collections as XML, with every default filled in.\n"+
 			"With --node or --subcollection, that node's overrides and that subcollection's parameters are merged in.")
 	coll := fs.String("collection", "", "show only this collection")
 	node := fs.String("node", "", "merge the Node overrides of this node scheduler")
 	sub := fs.String("subcollection", "", "merge the parameters of this subcollection")
-	if err := parseFlags(fs, reorder(args)); err != nil {
+	if err := cli.ParseFlags(fs, reorder(args)); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return errUsage
+		return cli.ErrUsage
 	}
 	cfg, err := config.ParseFile(fs.Arg(0), nil)
 	if err != nil {
@@ -132,7 +119,7 @@ func runConfigShow(env *cmdEnv, args []string) error {
 			return fmt.Errorf("collection %s has no subcollection %q", c.Name, *sub)
 		}
 		if *node != "" && c.Node(*node) == nil {
-			fmt.Fprintf(env.stderr, "trawl config show: note: collection %s has no Node %q; showing the collection's configuration\n", c.Name, *node)
+			fmt.Fprintf(env.Stderr, "trawl config show: note: collection %s has no Node %q; showing the collection's configuration\n", c.Name, *node)
 		}
 		out = append(out, c.Effective(*sub, *node).Materialize())
 	}
@@ -143,7 +130,7 @@ func runConfigShow(env *cmdEnv, args []string) error {
 		}
 		return fmt.Errorf("no collection %q in %s (collections: %s)", *coll, fs.Arg(0), strings.Join(names, ", "))
 	}
-	return config.WriteCollections(env.stdout, out)
+	return config.WriteCollections(env.Stdout, out)
 }
 
 // reorder moves a leading file argument after the flags, so that
@@ -155,20 +142,20 @@ func reorder(args []string) []string {
 	return args
 }
 
-func runConfigEncrypt(env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "config encrypt", "config encrypt [flags] < password",
+func encrypt(_ context.Context, env *cli.Env, args []string) error {
+	fs := cli.NewFlagSet(env, "config encrypt", "config encrypt [flags] < password",
 		"Encrypt a password for passwd, ftp_acct or proxy. The password is read from stdin (one line;\n"+
 			"typed without echo on a terminal) and the value to paste, \"!ENC!...\", is printed.\n"+
 			"The key file holds 64 hex digits (AES key material); see docs/decisions.md.")
 	def, _ := config.DefaultKeyFile()
 	keyFile := fs.String("key-file", def, "key file")
 	newKey := fs.Bool("new-key", false, "create the key file (mode 0600) with a new random key; fails if it exists")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {
 		fs.Usage()
-		return errUsage
+		return cli.ErrUsage
 	}
 	if *keyFile == "" {
 		return errors.New("no key file: give --key-file")
@@ -178,7 +165,7 @@ func runConfigEncrypt(env *cmdEnv, args []string) error {
 	if *newKey {
 		key, err = config.CreateKeyFile(*keyFile, rand.Reader)
 		if err == nil {
-			fmt.Fprintf(env.stderr, "created key file %s\n", *keyFile)
+			fmt.Fprintf(env.Stderr, "created key file %s\n", *keyFile)
 		}
 	} else {
 		key, err = config.LoadKey(*keyFile)
@@ -197,22 +184,22 @@ func runConfigEncrypt(env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(env.stdout, v)
+	fmt.Fprintln(env.Stdout, v)
 	return nil
 }
 
 // readPassword reads one line from stdin, without echo on a terminal.
-func readPassword(env *cmdEnv) (string, error) {
-	if f, ok := env.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		fmt.Fprint(env.stderr, "password: ")
+func readPassword(env *cli.Env) (string, error) {
+	if f, ok := env.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprint(env.Stderr, "password: ")
 		b, err := term.ReadPassword(int(f.Fd()))
-		fmt.Fprintln(env.stderr)
+		fmt.Fprintln(env.Stderr)
 		if err != nil {
 			return "", fmt.Errorf("reading password: %w", err)
 		}
 		return string(b), nil
 	}
-	line, err := bufio.NewReader(io.LimitReader(env.stdin, 4096)).ReadString('\n')
+	line, err := bufio.NewReader(io.LimitReader(env.Stdin, 4096)).ReadString('\n')
 	if err != nil && err != io.EOF {
 		return "", fmt.Errorf("reading password: %w", err)
 	}
@@ -223,12 +210,12 @@ func readPassword(env *cmdEnv) (string, error) {
 	return line, nil
 }
 
-func runConfigDoc(env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "config doc", "config doc",
+func doc(_ context.Context, env *cli.Env, args []string) error {
+	fs := cli.NewFlagSet(env, "config doc", "config doc",
 		"Print the reference of every configuration parameter and section (the content of docs/configuration.md).")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
-	_, err := env.stdout.Write(config.Reference())
+	_, err := env.Stdout.Write(config.Reference())
 	return err
 }

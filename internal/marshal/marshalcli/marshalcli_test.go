@@ -1,21 +1,20 @@
-package main
+package marshalcli
 
 import (
-	"bytes"
 	"context"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/trawl/trawl/internal/cli"
+	"github.com/trawl/trawl/internal/cli/clitest"
 )
 
 // runMarshalCLI runs trawl with args and stdin, returning exit code, stdout and
 // stderr.
 func runMarshalCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	env := &cmdEnv{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb}
-	code := runMain(context.Background(), env, args)
-	return code, out.String(), errb.String()
+	return clitest.Run(context.Background(), []cli.Command{Command()}, stdin, args...)
 }
 
 func TestMarshalCLI(t *testing.T) {

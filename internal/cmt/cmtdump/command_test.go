@@ -1,4 +1,4 @@
-package main
+package cmtdump
 
 import (
 	"bytes"
@@ -10,16 +10,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trawl/trawl/internal/cli"
+	"github.com/trawl/trawl/internal/cli/clitest"
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/marshal"
 )
 
 func runCmtCLI(t *testing.T, stdin []byte, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	env := &cmdEnv{stdin: bytes.NewReader(stdin), stdout: &out, stderr: &errOut}
-	code := runMain(context.Background(), env, args)
-	return code, out.String(), errOut.String()
+	return clitest.Run(context.Background(), []cli.Command{Command()}, string(stdin), args...)
 }
 
 func cmtFrame(t *testing.T, m cmt.Message, p cmt.Priority) []byte {
@@ -105,7 +104,7 @@ func TestCmtDecodeErrors(t *testing.T) {
 		stderr string
 	}{
 		{"help", nil, []string{"cmt", "decode", "--help"}, 0, "", "usage: trawl cmt decode"},
-		{"cmt help", nil, []string{"cmt", "--help"}, 0, "decode [FILE]", ""},
+		{"cmt help", nil, []string{"cmt", "--help"}, 0, "", "decode [FILE]"},
 		{"no subcommand", nil, []string{"cmt"}, 2, "", "subcommands:"},
 		{"unknown subcommand", nil, []string{"cmt", "encode"}, 2, "", `unknown subcommand "encode"`},
 		{"two files", nil, []string{"cmt", "decode", "a", "b"}, 2, "", "at most one FILE"},

@@ -1,21 +1,24 @@
-package main
+package datadir
 
 import (
 	"context"
+
+	"github.com/trawl/trawl/internal/cli"
 )
 
-func init() {
-	register(&command{name: "store", summary: "inspect a node scheduler's crawl store (list, get)", run: runStore})
+// StoreCommand is trawl store.
+func StoreCommand() cli.Command {
+	return cli.Command{Name: "store", Summary: "inspect a node scheduler's crawl store (list, get)", Run: runStore}
 }
 
-func runStore(ctx context.Context, env *cmdEnv, args []string) error {
+func runStore(ctx context.Context, env *cli.Env, args []string) error {
 	if len(args) == 0 || (args[0] != "list" && args[0] != "get") {
-		fs := newFlagSet(env, "store", "store list|get [flags]", "Inspect a crawl store:\n  list  one line per URI: status, HTTP code, checksum, last fetch time, URI\n  get   a URI's record, then its stored document")
-		if err := parseFlags(fs, args); err != nil {
+		fs := cli.NewFlagSet(env, "store", "store list|get [flags]", "Inspect a crawl store:\n  list  one line per URI: status, HTTP code, checksum, last fetch time, URI\n  get   a URI's record, then its stored document")
+		if err := cli.ParseFlags(fs, args); err != nil {
 			return err
 		}
 		fs.Usage()
-		return errUsage
+		return cli.ErrUsage
 	}
 	sub := args[0]
 	usage := "store list --data DIR [--collection C] [--site S]"
@@ -23,18 +26,18 @@ func runStore(ctx context.Context, env *cmdEnv, args []string) error {
 	if sub == "get" {
 		usage, summary = "store get --data DIR [--collection C] URI", "Print a URI's stored record, a blank line, then its stored document body."
 	}
-	fs := newFlagSet(env, "store "+sub, usage, summary)
+	fs := cli.NewFlagSet(env, "store "+sub, usage, summary)
 	data := fs.String("data", "./data", "the crawl's data directory (trawl run --data; the store is DIR/node), or a crawl store")
 	coll := fs.String("collection", "", "collection (default: the only one in the store)")
 	site := fs.String("site", "", "list only this crawl site (host[:port])")
-	if err := parseFlags(fs, args[1:]); err != nil {
+	if err := cli.ParseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	if sub == "get" && fs.NArg() != 1 || sub == "list" && fs.NArg() != 0 {
 		fs.Usage()
-		return errUsage
+		return cli.ErrUsage
 	}
-	st, err := openCrawlStore(*data)
+	st, err := OpenStore(*data)
 	if err != nil {
 		return err
 	}
@@ -46,7 +49,7 @@ func runStore(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 	}
 	if sub == "list" {
-		return st.WriteList(env.stdout, c, *site)
+		return st.WriteList(env.Stdout, c, *site)
 	}
-	return st.WriteRecord(env.stdout, c, fs.Arg(0))
+	return st.WriteRecord(env.Stdout, c, fs.Arg(0))
 }

@@ -1,4 +1,14 @@
-package main
+// Package datadir is the layout of a crawl's data directory and the
+// commands that inspect it without a running crawler (trawl store, trawl
+// export).
+//
+// The inspecting commands (store, search, export) take the same --data as
+// trawl run: the run's top directory, holding node/ (the crawl store),
+// index/ (the full-text index), multinode/ and dupserver/. They also accept
+// the sub-directory itself (the older form, and what trawl node --data
+// holds). They only read: a directory that is not a crawl's is refused
+// before anything is opened, and the store and index are opened read-only.
+package datadir
 
 import (
 	"errors"
@@ -11,13 +21,6 @@ import (
 
 	"github.com/trawl/trawl/internal/store"
 )
-
-// The inspecting commands (store, search, export) take the same --data as
-// trawl run: the run's top directory, holding node/ (the crawl store),
-// index/ (the full-text index), multinode/ and dupserver/. They also accept
-// the sub-directory itself (the older form, and what trawl node --data
-// holds). They only read: a directory that is not a crawl's is refused
-// before anything is opened, and the store and index are opened read-only.
 
 // notCrawlHint is the advice every refusal ends with.
 const notCrawlHint = "give --data the directory you gave trawl run --data (default ./data), or crawl into it first with trawl run --data DIR"
@@ -51,9 +54,9 @@ func isPebbleDir(dir string) bool {
 	return false
 }
 
-// crawlStoreDir returns the crawl store directory of --data: DATA/node, or
+// StoreDir returns the crawl store directory of --data: DATA/node, or
 // DATA itself when it is a store.
-func crawlStoreDir(data string) (string, error) {
+func StoreDir(data string) (string, error) {
 	if err := statDir(data); err != nil {
 		return "", err
 	}
@@ -67,9 +70,9 @@ func crawlStoreDir(data string) (string, error) {
 		data, filepath.Join(data, "node"), notCrawlHint)
 }
 
-// crawlIndexDir returns the full-text index directory of --data:
+// IndexDir returns the full-text index directory of --data:
 // DATA/index, or DATA itself when it is an index.
-func crawlIndexDir(data string) (string, error) {
+func IndexDir(data string) (string, error) {
 	if err := statDir(data); err != nil {
 		return "", err
 	}
@@ -91,9 +94,9 @@ func crawlIndexDir(data string) (string, error) {
 		data, filepath.Join(data, "index"), notCrawlHint)
 }
 
-// openCrawlStore opens the crawl store of --data read-only.
-func openCrawlStore(data string) (*store.Store, error) {
-	dir, err := crawlStoreDir(data)
+// OpenStore opens the crawl store of --data read-only.
+func OpenStore(data string) (*store.Store, error) {
+	dir, err := StoreDir(data)
 	if err != nil {
 		return nil, err
 	}

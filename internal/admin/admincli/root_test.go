@@ -1,6 +1,7 @@
-package main
+package admincli
 
 import (
+	"context"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -9,8 +10,17 @@ import (
 
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/admin/admintest"
+	"github.com/trawl/trawl/internal/cli"
+	"github.com/trawl/trawl/internal/cli/clitest"
 	"github.com/trawl/trawl/internal/stats"
 )
+
+const examples = "../../config/testdata/examples/"
+
+func runTrawl(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	return clitest.Run(context.Background(), []cli.Command{Root()}, stdin, args...)
+}
 
 func startAdmin(t *testing.T) (*admintest.Fake, string) {
 	t.Helper()

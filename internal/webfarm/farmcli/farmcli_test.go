@@ -1,4 +1,4 @@
-package main
+package farmcli
 
 import (
 	"bytes"
@@ -10,36 +10,17 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/trawl/trawl/internal/cli"
+	"github.com/trawl/trawl/internal/cli/clitest"
 	"github.com/trawl/trawl/internal/webfarm"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func runWebfarmCmd(ctx context.Context, args ...string) (int, string, string) {
-	var out, errb lockedBuffer
-	env := &cmdEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
-	code := runMain(ctx, env, append([]string{"webfarm"}, args...))
-	return code, out.String(), errb.String()
+	return clitest.Run(ctx, []cli.Command{Command()}, "", append([]string{"webfarm"}, args...)...)
 }
 
 func TestWebfarmUsage(t *testing.T) {
