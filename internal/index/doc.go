@@ -41,7 +41,13 @@
 // later batch's version check sees them.
 //
 // Search parses a query language of its own (see ParseQuery): words (all must
-// match), "quoted phrases", -exclusions, site: and type: filters. Scores are
-// bleve's tf-idf scores multiplied by (1 + rank) over the first RerankWindow
-// hits. Handler serves a JSON API at /api/search and an HTML page at /search.
+// match, as on every web search engine), a OR b alternatives, "quoted
+// phrases", -exclusions, site: and type: filters. Proximity: pages holding
+// the query's words next to each other score more. bleve 2.5's phrase
+// queries have no slop, so closeness is adjacency: beside the required
+// words, the query's words as one phrase and each pair of consecutive words
+// as a phrase are optional clauses (boost proximityBoost on top of the
+// field boosts); bleve's coordination scores a page by how many of them it
+// holds, and the whole phrase implies them all. Scores are bleve's tf-idf
+// scores multiplied by (1 + rank) over the first RerankWindow hits. Handler serves a JSON API at /api/search and an HTML page at /search.
 package index

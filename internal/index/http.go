@@ -175,7 +175,7 @@ mark { background: #fff3a0; font-weight: bold; }
 </head>
 <body>
 <form id="search" action="/search" method="get" role="search">
-<input type="search" name="q" value="{{.Query}}" placeholder="words, &quot;a phrase&quot;, -exclude, site:example.com, type:pdf" autofocus>
+<input type="search" name="q" value="{{.Query}}" placeholder="words, &quot;a phrase&quot;, a OR b, -exclude, site:example.com, type:pdf" autofocus>
 <input type="text" name="site" value="{{.Site}}" placeholder="site" size="16">
 <select name="type"><option value="">any type</option>{{range .Types}}<option value="{{.}}"{{if eq . $.Type}} selected{{end}}>{{.}}</option>{{end}}</select>
 {{if .Collection}}<input type="hidden" name="collection" value="{{.Collection}}">{{end}}

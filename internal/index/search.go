@@ -25,6 +25,10 @@ var fieldBoosts = []struct {
 	boost float64
 }{{FieldTitle, 3}, {FieldAnchor, 2}, {FieldBody, 1}}
 
+// proximityBoost weighs the phrase clauses that reward query words found
+// next to each other (buildQuery).
+const proximityBoost = 2
+
 // SearchOptions narrow and page a search.
 type SearchOptions struct {
 	// Collection, if set, keeps only that content collection.
@@ -261,14 +265,15 @@ func buildQuery(q Query, collection string) query.Query {
 			return m
 		}
 	}
-	phrase := func(p string) func(string) query.Query {
+	boostedPhrase := func(p string, boost float64) func(string) query.Query {
 		return func(field string) query.Query {
 			m := query.NewMatchPhraseQuery(p)
 			m.SetField(field)
-			m.SetBoost(boostOf(field))
+			m.SetBoost(boost * boostOf(field))
 			return m
 		}
 	}
+	phrase := func(p string) func(string) query.Query { return boostedPhrase(p, 1) }
 	positive := 0
 	for _, w := range q.Words {
 		bq.AddMust(anyFields(word(w)))
@@ -277,6 +282,35 @@ func buildQuery(q Query, collection string) query.Query {
 	for _, p := range q.Phrases {
 		bq.AddMust(anyFields(phrase(p)))
 		positive++
+	}
+	for _, g := range q.Or {
+		d := query.NewDisjunctionQuery(nil)
+		for _, alt := range g {
+			if strings.Contains(alt, " ") {
+				d.AddQuery(anyFields(phrase(alt)))
+			} else {
+				d.AddQuery(anyFields(word(alt)))
+			}
+		}
+		bq.AddMust(d)
+		positive++
+	}
+	// Proximity: the words next to each other score more. bleve's
+	// phrases have no slop, so closeness is measured by adjacency: the
+	// words of the query as one phrase, and each pair of consecutive words
+	// as a phrase, are optional clauses; a page scores the more of them it
+	// holds (the disjunction's coordination), the whole phrase the most.
+	if len(q.Words) >= 2 {
+		// (bleve ignores the boost of compound queries: it goes on the
+		// phrases.)
+		prox := query.NewDisjunctionQuery(nil)
+		prox.AddQuery(anyFields(boostedPhrase(strings.Join(q.Words, " "), proximityBoost)))
+		if len(q.Words) > 2 {
+			for i := 0; i+1 < len(q.Words); i++ {
+				prox.AddQuery(anyFields(boostedPhrase(q.Words[i]+" "+q.Words[i+1], proximityBoost)))
+			}
+		}
+		bq.AddShould(prox)
 	}
 	for _, w := range q.NotWords {
 		bq.AddMustNot(anyFields(word(w)))
