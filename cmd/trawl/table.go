@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/trawl/trawl/internal/clicks"
 	"github.com/trawl/trawl/internal/table"
 	"github.com/trawl/trawl/internal/webanalyzer"
 )
@@ -29,5 +30,6 @@ func runTable(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	reg := table.NewRegistry()
 	webanalyzer.Register(reg)
+	clicks.Register(reg)
 	return table.Main(ctx, args, reg)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/trawl/trawl/internal/clicks"
 )
 
 // MaxPageSize caps SearchOptions.Size; MaxFrom caps SearchOptions.From.
@@ -57,6 +58,9 @@ type Hit struct {
 	Collection string    `json:"collection"`
 	Modified   time.Time `json:"modified,omitzero"`
 	Rank       float64   `json:"rank"`
+	// ClickURL is the result's link through the click redirect, when the
+	// search was logged (HandlerOptions.Clicks).
+	ClickURL string `json:"click_url,omitempty"`
 }
 
 // Facet is one value of a facet with its document count.
@@ -77,6 +81,8 @@ type Results struct {
 	Sites  []Facet       `json:"sites,omitempty"`
 	Types  []Facet       `json:"types,omitempty"`
 	Took   time.Duration `json:"took_ns"`
+	// QueryID identifies the search in the click log, when it was logged.
+	QueryID string `json:"query_id,omitempty"`
 }
 
 // Search runs a query in the query language of ParseQuery.
@@ -108,14 +114,23 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 	bq := buildQuery(pq, o.Collection)
 
 	// Phase 1: the ordering. The best RerankWindow hits by text score are
-	// re-sorted by score*(1+rank); beyond the window the text order holds.
+	// re-sorted by score*(1+rank)*click boost; beyond the window the text
+	// order holds.
 	window := ix.opts.RerankWindow
+	fields := []string{FieldRank}
+	clickBoost := func(*search.DocumentMatch) float64 { return 1 }
+	if rel := ix.opts.Clicks.For(clickQuery(q, o)); len(rel) > 0 {
+		fields = append(fields, FieldURL)
+		clickBoost = func(h *search.DocumentMatch) float64 {
+			return rel[clicks.NormalizeURL(str(h.Fields[FieldURL]))].Boost()
+		}
+	}
 	var ids []string
 	var scores []float64
 	var ranks []float64
 	if o.From < window {
 		req := bleve.NewSearchRequestOptions(bq, window, 0, false)
-		req.Fields = []string{FieldRank}
+		req.Fields = fields
 		addFacets(req, o.Facets)
 		r, err := ix.search.SearchInContext(ctx, req)
 		if err != nil {
@@ -130,7 +145,7 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 		all := make([]scored, len(r.Hits))
 		for i, h := range r.Hits {
 			rank := num(h.Fields[FieldRank])
-			all[i] = scored{h.ID, h.Score * (1 + rank), rank}
+			all[i] = scored{h.ID, h.Score * (1 + rank) * clickBoost(h), rank}
 		}
 		sort.SliceStable(all, func(i, j int) bool { return all[i].score > all[j].score })
 		for i := o.From; i < len(all) && i < o.From+o.Size; i++ {
@@ -141,7 +156,7 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 		if o.From+o.Size > window && len(all) == window {
 			// The page straddles the window: the rest in text order.
 			req := bleve.NewSearchRequestOptions(bq, o.From+o.Size-max(window, o.From), window, false)
-			req.Fields = []string{FieldRank}
+			req.Fields = fields
 			r, err := ix.search.SearchInContext(ctx, req)
 			if err != nil {
 				return nil, fmt.Errorf("index: search: %w", err)
@@ -149,13 +164,13 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 			for _, h := range r.Hits {
 				rank := num(h.Fields[FieldRank])
 				ids = append(ids, h.ID)
-				scores = append(scores, h.Score*(1+rank))
+				scores = append(scores, h.Score*(1+rank)*clickBoost(h))
 				ranks = append(ranks, rank)
 			}
 		}
 	} else {
 		req := bleve.NewSearchRequestOptions(bq, o.Size, o.From, false)
-		req.Fields = []string{FieldRank}
+		req.Fields = fields
 		addFacets(req, o.Facets)
 		r, err := ix.search.SearchInContext(ctx, req)
 		if err != nil {
@@ -166,7 +181,7 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 		for _, h := range r.Hits {
 			rank := num(h.Fields[FieldRank])
 			ids = append(ids, h.ID)
-			scores = append(scores, h.Score*(1+rank))
+			scores = append(scores, h.Score*(1+rank)*clickBoost(h))
 			ranks = append(ranks, rank)
 		}
 	}
@@ -198,6 +213,18 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 	}
 	res.Took = time.Since(start)
 	return res, nil
+}
+
+// clickQuery is the query as the click log records it (the search page's
+// site and type fields as filters, so that filter_old_queries drops it).
+func clickQuery(q string, o SearchOptions) string {
+	if o.Site != "" {
+		q += " site:" + o.Site
+	}
+	if o.Type != "" {
+		q += " type:" + o.Type
+	}
+	return q
 }
 
 func addFacets(req *bleve.SearchRequest, on bool) {
