@@ -59,7 +59,6 @@ type clock struct{ t time.Time }
 
 func (c *clock) now() time.Time { return c.t }
 
-
 // TestClickBuild logs searches and clicks over two weeks, runs the click
 // build on dmake (two local workers), and checks the relevance table:
 // the clicks before the from-date, and those of queries using operators,
@@ -90,7 +89,7 @@ func TestClickBuild(t *testing.T) {
 	search("Harvest Village", "http://c.test/x", "HTTP://A.test:80")
 	search("harvest village", "http://c.test/x")
 	search("harvest -village", "http://b.test/") // an operator: not counted
-	c.t = c.t.Add(20 * time.Hour)                 // the next day's files
+	c.t = c.t.Add(20 * time.Hour)                // the next day's files
 	search(`harvest village scope:"web"`, "http://c.test/x", "http://e.test/")
 	search("harvest village", "http://c.test/x")
 	search("apple")
