@@ -49,5 +49,9 @@
 // as a phrase are optional clauses (boost proximityBoost on top of the
 // field boosts); bleve's coordination scores a page by how many of them it
 // holds, and the whole phrase implies them all. Scores are bleve's tf-idf
-// scores multiplied by (1 + rank) over the first RerankWindow hits. Handler serves a JSON API at /api/search and an HTML page at /search.
+// scores multiplied by (1 + rank), and by the click boost of a URL clicked
+// for this query (Options.Clicks, internal/clicks), over the first
+// RerankWindow hits. Handler serves a JSON API at /api/search and an HTML
+// page at /search; NewHandler with a click log also logs the searches and
+// sends result links through the /click redirect, which logs the click.
 package index
