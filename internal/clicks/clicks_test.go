@@ -177,3 +177,22 @@ func FuzzKey(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseRelevance(f *testing.F) {
+	for _, s := range []string{"http://a.test/ 2 3 1 1 harvest+village\n", "x 1 1 1 1 -\n", "a b c\n", "u -1 2 3 4 q\n", "u 9999999999999999999 1 1 1 q"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tab, err := ParseRelevance(strings.NewReader(s), "fuzz")
+		if err != nil {
+			return
+		}
+		for _, urls := range tab {
+			for _, r := range urls {
+				if b := r.Boost(); b < 1 || b != b {
+					t.Fatalf("boost %v for %+v", b, r)
+				}
+			}
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strconv"
@@ -26,7 +27,7 @@ func (r Rel) Boost() float64 {
 	if r.LCount <= 0 || r.GCount <= 0 {
 		return 1
 	}
-	share := float64(r.LCount) / float64(r.GCount)
+	share := min(float64(r.LCount)/float64(r.GCount), 1)
 	return 1 + share*math.Log2(1+float64(r.LCount))
 }
 
@@ -41,28 +42,37 @@ func ReadRelevance(path string) (Table, error) {
 		return nil, fmt.Errorf("clicks: %w", err)
 	}
 	defer fh.Close()
+	return ParseRelevance(fh, path)
+}
+
+// MaxRecordBytes caps a record of a relevance table.
+const MaxRecordBytes = 1 << 20
+
+// ParseRelevance reads an OutRelevance table from r (name is for errors).
+func ParseRelevance(r io.Reader, name string) (Table, error) {
 	t := Table{}
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), MaxRecordBytes)
 	for line := 1; sc.Scan(); line++ {
 		fs := strings.Split(sc.Text(), " ")
 		if len(fs) != 6 {
-			return nil, fmt.Errorf("clicks: %s:%d: %d fields, want 6", path, line, len(fs))
+			return nil, fmt.Errorf("clicks: %s:%d: %d fields, want 6", name, line, len(fs))
 		}
 		var n [4]int64
 		for i := range n {
-			if n[i], err = strconv.ParseInt(fs[1+i], 10, 64); err != nil {
-				return nil, fmt.Errorf("clicks: %s:%d: %w", path, line, err)
+			var err error
+			if n[i], err = strconv.ParseInt(fs[1+i], 10, 64); err != nil || n[i] < 0 {
+				return nil, fmt.Errorf("clicks: %s:%d: bad count %q", name, line, fs[1+i])
 			}
 		}
 		q := unescape(fs[5])
 		if t[q] == nil {
 			t[q] = map[string]Rel{}
 		}
-		t[q][fs[0]] = Rel{LCount: n[0], GCount: n[1], Place: int(n[2])}
+		t[q][fs[0]] = Rel{LCount: n[0], GCount: n[1], Place: int(min(n[2], math.MaxInt32))}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("clicks: %s: %w", path, err)
+		return nil, fmt.Errorf("clicks: %s: %w", name, err)
 	}
 	return t, nil
 }
