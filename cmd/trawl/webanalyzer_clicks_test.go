@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -12,11 +11,10 @@ import (
 // TestWebanalyzerClicksCommand: trawl webanalyzer clicks runs the click
 // build over the logs of a data directory and keeps the relevance table.
 func TestWebanalyzerClicksCommand(t *testing.T) {
-	t.Setenv("GORACE", "atexit_sleep_ms=0")
-	self, err := exec.LookPath("trawl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The table programs run in a trawl built without the race detector
+	// (the one the distrib process tests build): a race-enabled binary
+	// takes about a second to start, and the build is a chain of 17 of them.
+	self := trawlBinary(t)
 	data := t.TempDir()
 	l, err := clicks.OpenLog(clicks.LogDir(data), nil)
 	if err != nil {
