@@ -26,9 +26,14 @@ var fieldBoosts = []struct {
 	boost float64
 }{{FieldTitle, 3}, {FieldAnchor, 2}, {FieldBody, 1}}
 
-// proximityBoost weighs the phrase clauses that reward query words found
-// next to each other (buildQuery).
-const proximityBoost = 2
+// ProximityWeight is how much more a hit of the rerank window scores when
+// the query's words stand next to each other in it: its score is
+// multiplied by 1 + ProximityWeight*k/(n-1), k of the n-1 pairs of
+// consecutive query words found as phrases (MaxProximityPairs at most).
+const (
+	ProximityWeight   = 2
+	MaxProximityPairs = 8
+)
 
 // SearchOptions narrow and page a search.
 type SearchOptions struct {
@@ -142,10 +147,14 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 			id          string
 			score, rank float64
 		}
+		near, err := ix.proximity(ctx, pq.Words, r.Hits)
+		if err != nil {
+			return nil, err
+		}
 		all := make([]scored, len(r.Hits))
 		for i, h := range r.Hits {
 			rank := num(h.Fields[FieldRank])
-			all[i] = scored{h.ID, h.Score * (1 + rank) * clickBoost(h), rank}
+			all[i] = scored{h.ID, h.Score * (1 + rank) * clickBoost(h) * near[h.ID], rank}
 		}
 		sort.SliceStable(all, func(i, j int) bool { return all[i].score > all[j].score })
 		for i := o.From; i < len(all) && i < o.From+o.Size; i++ {
@@ -227,6 +236,42 @@ func clickQuery(q string, o SearchOptions) string {
 	return q
 }
 
+// proximity returns, for each of hits, the factor of ProximityWeight (1 for
+// a hit whose words are never next to each other, and for every hit of a
+// query of fewer than two words). bleve 2.5's phrases have no slop, so
+// closeness is adjacency: each pair of consecutive words is searched as a
+// phrase (in the title, anchor text or body) among the hits.
+func (ix *Index) proximity(ctx context.Context, words []string, hits search.DocumentMatchCollection) (map[string]float64, error) {
+	out := make(map[string]float64, len(hits))
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		out[h.ID] = 1
+		ids[i] = h.ID
+	}
+	pairs := min(len(words)-1, MaxProximityPairs)
+	if pairs < 1 || len(ids) == 0 {
+		return out, nil
+	}
+	for i := 0; i < pairs; i++ {
+		d := query.NewDisjunctionQuery(nil)
+		for _, fb := range fieldBoosts {
+			m := query.NewMatchPhraseQuery(words[i] + " " + words[i+1])
+			m.SetField(fb.field)
+			d.AddQuery(m)
+		}
+		req := bleve.NewSearchRequestOptions(query.NewConjunctionQuery([]query.Query{query.NewDocIDQuery(ids), d}), len(ids), 0, false)
+		req.Score = "none"
+		r, err := ix.search.SearchInContext(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("index: search: %w", err)
+		}
+		for _, h := range r.Hits {
+			out[h.ID] += ProximityWeight / float64(pairs)
+		}
+	}
+	return out, nil
+}
+
 func addFacets(req *bleve.SearchRequest, on bool) {
 	if !on {
 		return
@@ -292,15 +337,14 @@ func buildQuery(q Query, collection string) query.Query {
 			return m
 		}
 	}
-	boostedPhrase := func(p string, boost float64) func(string) query.Query {
+	phrase := func(p string) func(string) query.Query {
 		return func(field string) query.Query {
 			m := query.NewMatchPhraseQuery(p)
 			m.SetField(field)
-			m.SetBoost(boost * boostOf(field))
+			m.SetBoost(boostOf(field))
 			return m
 		}
 	}
-	phrase := func(p string) func(string) query.Query { return boostedPhrase(p, 1) }
 	positive := 0
 	for _, w := range q.Words {
 		bq.AddMust(anyFields(word(w)))
@@ -321,23 +365,6 @@ func buildQuery(q Query, collection string) query.Query {
 		}
 		bq.AddMust(d)
 		positive++
-	}
-	// Proximity: the words next to each other score more. bleve's
-	// phrases have no slop, so closeness is measured by adjacency: the
-	// words of the query as one phrase, and each pair of consecutive words
-	// as a phrase, are optional clauses; a page scores the more of them it
-	// holds (the disjunction's coordination), the whole phrase the most.
-	if len(q.Words) >= 2 {
-		// (bleve ignores the boost of compound queries: it goes on the
-		// phrases.)
-		prox := query.NewDisjunctionQuery(nil)
-		prox.AddQuery(anyFields(boostedPhrase(strings.Join(q.Words, " "), proximityBoost)))
-		if len(q.Words) > 2 {
-			for i := 0; i+1 < len(q.Words); i++ {
-				prox.AddQuery(anyFields(boostedPhrase(q.Words[i]+" "+q.Words[i+1], proximityBoost)))
-			}
-		}
-		bq.AddShould(prox)
 	}
 	for _, w := range q.NotWords {
 		bq.AddMustNot(anyFields(word(w)))
