@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strings"
 
 	"github.com/trawl/trawl/internal/admin"
+	"github.com/trawl/trawl/internal/clicks"
 	"github.com/trawl/trawl/internal/distrib/indexer"
 	"github.com/trawl/trawl/internal/distrib/nameserver"
 	"github.com/trawl/trawl/internal/distrib/wire"
@@ -21,10 +23,12 @@ func init() {
 func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "search", "search [flags] QUERY...",
 		"Search the index under --data and print the results, best first: for each, its URL, title and a\n"+
-			"snippet with the query's words between *stars*. The query language: words (all must match),\n"+
-			"\"quoted phrases\", -word or -\"phrase\" to exclude, site:example.com (the host or its subdomains),\n"+
+			"snippet with the query's words between *stars*. The query language: words (all must match; pages\n"+
+			"holding them next to each other first), a OR b, \"quoted phrases\", -word or -\"phrase\" to exclude, site:example.com (the host or its subdomains),\n"+
 			"type:html|pdf|text|office|xml|other or type:<MIME type>; a - before site: or type: excludes.\n"+
-			"With --serve ADDR, serve the search page (/search) and the JSON API (/api/search?q=...) instead.")
+			"With --serve ADDR, serve the search page (/search) and the JSON API (/api/search?q=...) instead;\n"+
+			"with --data, the page logs searches and result clicks in DIR/clicks/log, and the click relevance of\n"+
+			"the last trawl webanalyzer clicks run (DIR/clicks/state) boosts the URLs clicked for a query.")
 	data := fs.String("data", "./data", "the crawl's data directory (trawl run --data; the index is DIR/index), or an index")
 	indexDir := fs.String("index", "", "index directory (default: DIR/index of --data)")
 	collection := fs.String("collection", "", "search only this content collection")
@@ -34,6 +38,7 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 	from := fs.Int("from", 0, "skip this many results")
 	size := fs.Int("size", 10, fmt.Sprintf("results per page (at most %d)", index.MaxPageSize))
 	serve := fs.String("serve", "", "serve the search page and API on this address (host:port) until interrupted")
+	logClicks := fs.Bool("log-clicks", true, "with --serve and --data, log searches and result clicks (DIR/clicks/log)")
 	ns := fs.String("nameserver", "", "HOST:PORT of a name server: query every indexer bound there and merge the results by score")
 	var auth admin.Auth
 	fs.StringVar(&auth.Token, "admin-token", "", "with --serve, require this token (Authorization: Bearer, or as a basic-auth password) on the page and API, as the admin API does")
@@ -69,14 +74,26 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 				return err
 			}
 		}
-		idx, err := index.Open(dir, index.Options{ReadOnly: true})
+		opts := index.Options{ReadOnly: true}
+		clickData := ""
+		if *indexDir == "" && dir == filepath.Join(*data, "index") {
+			clickData = *data
+			opts.Clicks = clicks.NewRelevance(clicks.RelevancePath(clickData))
+		}
+		idx, err := index.Open(dir, opts)
 		if err != nil {
 			return err
 		}
 		defer idx.Close()
 
 		if *serve != "" {
-			return serveSearch(ctx, env, idx, *serve, auth)
+			var ho index.HandlerOptions
+			if clickData != "" && *logClicks {
+				if ho.Clicks, err = clicks.OpenLog(clicks.LogDir(clickData), nil); err != nil {
+					return err
+				}
+			}
+			return serveSearch(ctx, env, idx, *serve, auth, ho)
 		}
 		res, err = idx.Search(ctx, query, index.SearchOptions{Collection: *collection, Site: *site, Type: *typ, From: *from, Size: *size})
 		if err != nil {
@@ -108,11 +125,11 @@ func searchIndexers(ctx context.Context, ns, query, collection string, from, siz
 	return &index.Results{Query: query, Parsed: query, Total: total, From: from, Size: size, Hits: hits}, nil
 }
 
-func serveSearch(ctx context.Context, env *cmdEnv, idx *index.Index, addr string, auth admin.Auth) error {
+func serveSearch(ctx context.Context, env *cmdEnv, idx *index.Index, addr string, auth admin.Auth, ho index.HandlerOptions) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "serving search on http://%s/search\n", ln.Addr())
-	return admin.Serve(ctx, ln, auth.Wrap(index.Handler(idx)))
+	return admin.Serve(ctx, ln, auth.Wrap(index.NewHandler(idx, ho)))
 }

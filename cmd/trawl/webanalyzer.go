@@ -26,11 +26,14 @@ func runWebanalyzer(ctx context.Context, env *cmdEnv, args []string) error {
 			return runWARun(ctx, env, args[1:])
 		case "ranks":
 			return runWARanks(ctx, env, args[1:])
+		case "clicks":
+			return runWAClicks(ctx, env, args[1:])
 		}
 	}
 	fmt.Fprintf(env.stderr, "usage: trawl webanalyzer dump --data DIR --out DIR\n"+
 		"       trawl webanalyzer run --data DIR [--worker HOST:PORT]... [flags]\n"+
-		"       trawl webanalyzer ranks --data DIR\n")
+		"       trawl webanalyzer ranks --data DIR\n"+
+		"       trawl webanalyzer clicks --data DIR [--from YYYY-MM-DD] [--worker HOST:PORT]...\n")
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 		return exitError{0}
 	}

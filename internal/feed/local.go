@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/trawl/trawl/internal/clicks"
 	"github.com/trawl/trawl/internal/index"
 )
 
@@ -28,7 +29,10 @@ type Local struct {
 	// OnClose run after Close closed the index (stopping an in-process
 	// chain, closing the remote client).
 	OnClose []func() error
-	log     *slog.Logger
+	// Clicks, when set, logs the searches and result clicks of the search
+	// page and API (OpenLog opens DATA/clicks/log).
+	Clicks *clicks.Log
+	log    *slog.Logger
 
 	// Indexing counters, from the feeders' callbacks.
 	added, removed, rejected atomic.Int64
@@ -44,7 +48,11 @@ func OpenLocal(data string, enabled bool, log *slog.Logger) (*Local, error) {
 		return s, nil
 	}
 	var err error
-	s.Index, err = index.Open(filepath.Join(data, "index"), index.Options{Create: true})
+	if s.Clicks, err = clicks.OpenLog(clicks.LogDir(data), nil); err != nil {
+		return s, err
+	}
+	s.Index, err = index.Open(filepath.Join(data, "index"), index.Options{Create: true,
+		Clicks: clicks.NewRelevance(clicks.RelevancePath(data))})
 	return s, err
 }
 
@@ -92,12 +100,15 @@ func (s *Local) Mount(mux *http.ServeMux, wrap func(http.Handler) http.Handler) 
 	if s.Index == nil {
 		return
 	}
-	h := index.Handler(s.Index)
+	h := index.NewHandler(s.Index, index.HandlerOptions{Clicks: s.Clicks, Logger: s.log})
 	if wrap != nil {
 		h = wrap(h)
 	}
 	mux.Handle("GET /search", h)
 	mux.Handle("GET /api/search", h)
+	if s.Clicks != nil {
+		mux.Handle("GET /click", h)
+	}
 }
 
 // Close closes the index (after the crawl has stopped), then runs OnClose.

@@ -41,7 +41,22 @@
 // later batch's version check sees them.
 //
 // Search parses a query language of its own (see ParseQuery): words (all must
-// match), "quoted phrases", -exclusions, site: and type: filters. Scores are
-// bleve's tf-idf scores multiplied by (1 + rank) over the first RerankWindow
-// hits. Handler serves a JSON API at /api/search and an HTML page at /search.
+// match, as on every web search engine), a OR b alternatives, "quoted
+// phrases", -exclusions, site: and type: filters. Scores are bleve's tf-idf
+// scores multiplied, over the first RerankWindow hits, by (1 + rank), by
+// the click boost of a URL clicked for this query (Options.Clicks,
+// internal/clicks), and by the proximity factor: pages holding the query's
+// words next to each other rank above pages where they are scattered.
+// bleve 2.5's phrase queries have no slop, so closeness is adjacency: each
+// pair of consecutive query words is searched as a phrase among the window's
+// hits, and a hit's score is multiplied by 1 + ProximityWeight*k/(n-1), k
+// of its n-1 pairs found (all words in a row: 3 times). It is a factor
+// rather than a boosted optional clause because a phrase found in the body
+// weighs little beside a single word of the short title or anchor fields
+// in tf-idf, whatever its boost: on the demo web, the page holding
+// "harvest village" stayed 7th of 231 with a clause of boost 2.
+//
+// Handler serves a JSON API at /api/search and an HTML
+// page at /search; NewHandler with a click log also logs the searches and
+// sends result links through the /click redirect, which logs the click.
 package index

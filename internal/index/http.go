@@ -3,10 +3,13 @@ package index
 import (
 	"encoding/json"
 	"html/template"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/trawl/trawl/internal/clicks"
 )
 
 // Handler serves the search API and the search page over idx:
@@ -19,9 +22,51 @@ import (
 //	GET /               redirects to /search
 //
 // The handler is meant to be mounted at the root of a server (trawl run
-// mounts it next to its other pages).
-func Handler(idx *Index) http.Handler {
+// mounts it next to its other pages). It logs nothing; NewHandler with a
+// click log does.
+func Handler(idx *Index) http.Handler { return NewHandler(idx, HandlerOptions{}) }
+
+// HandlerOptions configure NewHandler.
+type HandlerOptions struct {
+	// Clicks, if set, logs every search (the query as the page or the API
+	// understood it: the site and type fields as filters) and makes every
+	// result link go through
+	//
+	//	GET /click?q=QUERYID&u=URL&pos=N&s=SIGNATURE
+	//
+	// which logs the click and redirects (302) to URL. The signature ties
+	// the URL to the query ID, so the redirect is not open: a link with a
+	// bad signature (or from before a restart) gets a page with a plain
+	// link to URL instead, and no click is logged. Results carry the
+	// query's ID (query_id) and each hit its redirect (click_url).
+	Clicks *clicks.Log
+	// Logger reports click logging errors (nil: none).
+	Logger *slog.Logger
+}
+
+// NewHandler is Handler with options.
+func NewHandler(idx *Index, ho HandlerOptions) http.Handler {
 	mux := http.NewServeMux()
+	search := func(r *http.Request, q string, opts SearchOptions) (*Results, error) {
+		res, err := idx.Search(r.Context(), q, opts)
+		if err != nil || ho.Clicks == nil || strings.TrimSpace(q) == "" {
+			return res, err
+		}
+		id, lerr := ho.Clicks.Query(clickQuery(q, opts))
+		if lerr != nil {
+			if ho.Logger != nil {
+				ho.Logger.Warn("logging a query", "err", lerr)
+			}
+			return res, nil
+		}
+		res.QueryID = id
+		for i := range res.Hits {
+			u := res.Hits[i].URL
+			res.Hits[i].ClickURL = "/click?" + url.Values{"q": {id}, "u": {u}, "pos": {strconv.Itoa(res.From + i + 1)},
+				"s": {ho.Clicks.Sign(id, u)}}.Encode()
+		}
+		return res, nil
+	}
 	mux.HandleFunc("GET /api/search", func(w http.ResponseWriter, r *http.Request) {
 		q, opts, err := searchParams(r.URL.Query())
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -31,7 +76,7 @@ func Handler(idx *Index) http.Handler {
 			return
 		}
 		opts.Facets = true
-		res, err := idx.Search(r.Context(), q, opts)
+		res, err := search(r, q, opts)
 		if err != nil {
 			w.WriteHeader(http.StatusInternalServerError)
 			_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
@@ -49,7 +94,7 @@ func Handler(idx *Index) http.Handler {
 			w.WriteHeader(http.StatusBadRequest)
 		} else if strings.TrimSpace(q) != "" || opts.Site != "" || opts.Type != "" {
 			opts.Facets = true
-			res, err := idx.Search(r.Context(), q, opts)
+			res, err := search(r, q, opts)
 			if err != nil {
 				page.Error = err.Error()
 				w.WriteHeader(http.StatusInternalServerError)
@@ -59,11 +104,37 @@ func Handler(idx *Index) http.Handler {
 		}
 		_ = pageTemplate.Execute(w, &page)
 	})
+	if ho.Clicks != nil {
+		mux.HandleFunc("GET /click", func(w http.ResponseWriter, r *http.Request) {
+			v := r.URL.Query()
+			id, u := v.Get("q"), v.Get("u")
+			pos, _ := strconv.Atoi(v.Get("pos"))
+			pu, err := url.Parse(u)
+			if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") {
+				http.Error(w, "index: bad click URL", http.StatusBadRequest)
+				return
+			}
+			if !ho.Clicks.Verify(id, u, v.Get("s")) {
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				_ = continueTemplate.Execute(w, u)
+				return
+			}
+			if err := ho.Clicks.Click(id, u, pos); err != nil && ho.Logger != nil {
+				ho.Logger.Warn("logging a click", "err", err)
+			}
+			http.Redirect(w, r, u, http.StatusFound)
+		})
+	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/search", http.StatusFound)
 	})
 	return mux
 }
+
+var continueTemplate = template.Must(template.New("continue").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>trawl search</title></head>
+<body><p>Continue to <a href="{{.}}">{{.}}</a></p></body></html>
+`))
 
 type paramError string
 
@@ -175,7 +246,7 @@ mark { background: #fff3a0; font-weight: bold; }
 </head>
 <body>
 <form id="search" action="/search" method="get" role="search">
-<input type="search" name="q" value="{{.Query}}" placeholder="words, &quot;a phrase&quot;, -exclude, site:example.com, type:pdf" autofocus>
+<input type="search" name="q" value="{{.Query}}" placeholder="words, &quot;a phrase&quot;, a OR b, -exclude, site:example.com, type:pdf" autofocus>
 <input type="text" name="site" value="{{.Site}}" placeholder="site" size="16">
 <select name="type"><option value="">any type</option>{{range .Types}}<option value="{{.}}"{{if eq . $.Type}} selected{{end}}>{{.}}</option>{{end}}</select>
 {{if .Collection}}<input type="hidden" name="collection" value="{{.Collection}}">{{end}}
@@ -188,7 +259,7 @@ mark { background: #fff3a0; font-weight: bold; }
 {{if .TypeLinks}}<div class="facets" id="types">Types: {{range .TypeLinks}}<a href="{{.Href}}"{{if .On}} class="on"{{end}}>{{.Label}}</a>{{end}}</div>{{end}}
 <ol class="results" id="results" start="{{.First}}">
 {{range .Res.Hits}}<li class="hit">
-<a class="title" href="{{.URL}}">{{if .Title}}{{safe .TitleHTML}}{{else}}{{.URL}}{{end}}</a>
+<a class="title" href="{{if .ClickURL}}{{.ClickURL}}{{else}}{{.URL}}{{end}}">{{if .Title}}{{safe .TitleHTML}}{{else}}{{.URL}}{{end}}</a>
 <div class="url">{{.URL}}</div>
 <div class="snippet">{{safe .Snippet}}</div>
 </li>

@@ -21,6 +21,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
 	"github.com/cockroachdb/pebble"
+	"github.com/trawl/trawl/internal/clicks"
 	"go.etcd.io/bbolt"
 )
 
@@ -124,6 +125,9 @@ type Options struct {
 	// at most MaxPartitions): batches are applied to them in parallel
 	// and searches query them all (partition.go).
 	Partitions int
+	// Clicks, if set, is the click relevance (internal/clicks): a URL's
+	// score for a query it was clicked for is multiplied by its Boost.
+	Clicks *clicks.Relevance
 }
 
 // Index is an open full-text index: one or more partitions (bleve indexes

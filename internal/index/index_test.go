@@ -361,3 +361,55 @@ func TestReportedURIs(t *testing.T) {
 		})
 	}
 }
+
+// TestSearchAndOrProximity: every word is required, OR joins alternatives,
+// and the page holding the words next to each other ranks first.
+func TestSearchAndOrProximity(t *testing.T) {
+	ix := openTest(t, Options{})
+	filler := strings.Repeat("meadow river stone ", 8)
+	load(t, ix, []Doc{
+		{URL: "http://p.test/scattered", Collection: "c", Body: "harvest " + filler + "village " + filler + "harvest"},
+		{URL: "http://p.test/adjacent", Collection: "c", Body: filler + "the harvest village fair " + filler},
+		{URL: "http://p.test/reversed", Collection: "c", Body: "village " + filler + "harvest " + filler},
+		{URL: "http://p.test/harvest", Collection: "c", Body: "harvest harvest harvest " + filler},
+		{URL: "http://p.test/village", Collection: "c", Body: "village village village " + filler},
+		{URL: "http://p.test/none", Collection: "c", Body: filler},
+	}, 1)
+	search := func(q string) []string {
+		t.Helper()
+		res, err := ix.Search(context.Background(), q, SearchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != uint64(len(res.Hits)) {
+			t.Fatalf("%s: total %d, %d hits", q, res.Total, len(res.Hits))
+		}
+		return urls(res)
+	}
+	got := search("harvest village")
+	if diff := cmp.Diff(sorted([]string{"http://p.test/adjacent", "http://p.test/reversed", "http://p.test/scattered"}), sorted(got)); diff != "" {
+		t.Errorf("harvest village (-want +got):\n%s", diff)
+	}
+	if len(got) == 0 || got[0] != "http://p.test/adjacent" {
+		t.Errorf("harvest village: order %v, want the adjacent page first", got)
+	}
+	got = search("harvest OR village")
+	want := []string{"http://p.test/adjacent", "http://p.test/harvest", "http://p.test/reversed", "http://p.test/scattered", "http://p.test/village"}
+	if diff := cmp.Diff(want, sorted(got)); diff != "" {
+		t.Errorf("harvest OR village (-want +got):\n%s", diff)
+	}
+	got = search(`harvest OR village -fair`)
+	if diff := cmp.Diff(want[1:], sorted(got)); diff != "" {
+		t.Errorf("harvest OR village -fair (-want +got):\n%s", diff)
+	}
+	// Three words: all three together beat two together, which beat none.
+	load(t, ix, []Doc{
+		{URL: "http://q.test/three", Collection: "c", Body: filler + "harvest village show " + filler},
+		{URL: "http://q.test/two", Collection: "c", Body: "show " + filler + "harvest village " + filler},
+		{URL: "http://q.test/apart", Collection: "c", Body: "show " + filler + "harvest " + filler + "village"},
+	}, 2)
+	got = search("harvest village show")
+	if diff := cmp.Diff([]string{"http://q.test/three", "http://q.test/two", "http://q.test/apart"}, got); diff != "" {
+		t.Errorf("harvest village show (-want +got):\n%s", diff)
+	}
+}

@@ -19,13 +19,19 @@ const (
 //
 // The language: words separated by spaces must all match (in the title,
 // the body or the anchor text); "a quoted phrase" must match as a phrase;
-// a leading - excludes a word, a phrase or a filter; site:example.com keeps
+// OR (in capitals) between two words or phrases makes them alternatives
+// (a OR b OR "c d": one of them must match; lower-case "or" is a word, and
+// an OR that does not stand between two positive words or phrases is
+// ignored); a leading - excludes a word, a phrase or a filter; site:example.com keeps
 // documents from that host or its subdomains; type:pdf keeps a family (html,
 // pdf, text, office, xml, other) and type:application/pdf a MIME type;
 // several site: (or type:) filters are alternatives. Case does not matter.
 // Words without any letter or digit are ignored.
 type Query struct {
-	Words, Phrases                   []string
+	Words, Phrases []string
+	// Or holds the groups of alternatives of a OR b: each element is a
+	// word, or a phrase when it holds a space.
+	Or                               [][]string
 	NotWords, NotPhrases             []string
 	Sites, NotSites, Types, NotTypes []string
 }
@@ -39,6 +45,7 @@ func ParseQuery(s string) Query {
 	}
 	s = strings.ToValidUTF8(s, " ")
 	n := 0
+	var p orParser
 	for s != "" && n < MaxClauses {
 		r, size := utf8.DecodeRuneInString(s)
 		if unicode.IsSpace(r) {
@@ -68,15 +75,16 @@ func ParseQuery(s string) Query {
 				q.NotWords = append(q.NotWords, words[0])
 				n++
 			case len(words) == 1:
-				q.Words = append(q.Words, words[0])
+				p.positive(&q, words[0])
 				n++
 			case neg:
 				q.NotPhrases = append(q.NotPhrases, strings.Join(words, " "))
 				n++
 			default:
-				q.Phrases = append(q.Phrases, strings.Join(words, " "))
+				p.positive(&q, strings.Join(words, " "))
 				n++
 			}
+			p.afterClause(neg)
 			continue
 		}
 		end := strings.IndexFunc(s, unicode.IsSpace)
@@ -85,6 +93,10 @@ func ParseQuery(s string) Query {
 			tok, s = s, ""
 		} else {
 			tok, s = s[:end], s[end:]
+		}
+		if tok == "OR" && !neg {
+			p.or()
+			continue
 		}
 		if name, val, ok := strings.Cut(tok, ":"); ok && val != "" {
 			switch strings.ToLower(name) {
@@ -99,6 +111,7 @@ func ParseQuery(s string) Query {
 					q.Sites = append(q.Sites, site)
 				}
 				n++
+				p.afterClause(true)
 				continue
 			case "type":
 				t := strings.ToLower(strings.Trim(val, "\""))
@@ -114,6 +127,7 @@ func ParseQuery(s string) Query {
 					q.Types = append(q.Types, t)
 				}
 				n++
+				p.afterClause(true)
 				continue
 			}
 		}
@@ -123,11 +137,69 @@ func ParseQuery(s string) Query {
 		if neg {
 			q.NotWords = append(q.NotWords, tok)
 		} else {
-			q.Words = append(q.Words, tok)
+			p.positive(&q, tok)
 		}
 		n++
+		p.afterClause(neg)
 	}
 	return q
+}
+
+// orParser groups the alternatives of OR while ParseQuery reads clauses.
+type orParser struct {
+	// last is where the last clause went when it was a positive word or
+	// phrase: 'w' (the last of Words), 'p' (of Phrases), 'o' (the last
+	// group of Or); 0 after any other clause.
+	last byte
+	// pending is set by an OR that follows a positive word or phrase.
+	pending bool
+}
+
+// positive adds the word or phrase t (a phrase holds a space) to q: to the
+// current group after an OR, else to Words or Phrases.
+func (p *orParser) positive(q *Query, t string) {
+	if p.pending {
+		switch p.last {
+		case 'w':
+			prev := q.Words[len(q.Words)-1]
+			q.Words = shrink(q.Words)
+			q.Or = append(q.Or, []string{prev, t})
+		case 'p':
+			prev := q.Phrases[len(q.Phrases)-1]
+			q.Phrases = shrink(q.Phrases)
+			q.Or = append(q.Or, []string{prev, t})
+		case 'o':
+			q.Or[len(q.Or)-1] = append(q.Or[len(q.Or)-1], t)
+		}
+		p.last, p.pending = 'o', false
+		return
+	}
+	if strings.Contains(t, " ") {
+		q.Phrases = append(q.Phrases, t)
+		p.last = 'p'
+	} else {
+		q.Words = append(q.Words, t)
+		p.last = 'w'
+	}
+}
+
+// shrink drops the last element of s (nil when none is left).
+func shrink(s []string) []string {
+	if len(s) == 1 {
+		return nil
+	}
+	return s[:len(s)-1]
+}
+
+// or notes an OR; it binds only right after a positive word or phrase.
+func (p *orParser) or() { p.pending = p.last != 0 }
+
+// afterClause ends a clause: one that is not a positive word or phrase
+// (other is set) cancels the OR before it and cannot start a group.
+func (p *orParser) afterClause(other bool) {
+	if other {
+		p.last, p.pending = 0, false
+	}
 }
 
 // typeAliases maps common names to the families of TypeOf.
@@ -166,13 +238,18 @@ func hasWordChar(s string) bool {
 
 // Empty reports whether q has no clause at all.
 func (q Query) Empty() bool {
-	return len(q.Words)+len(q.Phrases)+len(q.NotWords)+len(q.NotPhrases)+
+	return len(q.Words)+len(q.Phrases)+len(q.Or)+len(q.NotWords)+len(q.NotPhrases)+
 		len(q.Sites)+len(q.NotSites)+len(q.Types)+len(q.NotTypes) == 0
 }
 
-// Terms returns the positive words and phrases (for highlighting).
+// Terms returns the positive words and phrases, alternatives included
+// (for highlighting).
 func (q Query) Terms() []string {
-	return append(append([]string(nil), q.Words...), q.Phrases...)
+	out := append(append([]string(nil), q.Words...), q.Phrases...)
+	for _, g := range q.Or {
+		out = append(out, g...)
+	}
+	return out
 }
 
 // String writes q back in the query language.
@@ -193,7 +270,7 @@ func (q Query) String() string {
 		for i, w := range ws {
 			name, _, filter := strings.Cut(w, ":")
 			filter = filter && (strings.EqualFold(name, "site") || strings.EqualFold(name, "type"))
-			if (strings.HasPrefix(w, "-") || filter) && !strings.Contains(w, `"`) {
+			if (strings.HasPrefix(w, "-") || filter || w == "OR") && !strings.Contains(w, `"`) {
 				w = `"` + w + `"`
 			}
 			out[i] = w
@@ -202,6 +279,17 @@ func (q Query) String() string {
 	}
 	add("", words(q.Words), false)
 	add("", q.Phrases, true)
+	for _, g := range q.Or {
+		alts := make([]string, len(g))
+		for i, a := range g {
+			if strings.Contains(a, " ") {
+				alts[i] = `"` + a + `"`
+			} else {
+				alts[i] = words([]string{a})[0]
+			}
+		}
+		parts = append(parts, strings.Join(alts, " OR "))
+	}
 	add("-", words(q.NotWords), false)
 	add("-", q.NotPhrases, true)
 	bracket := func(sites []string) []string {

@@ -23,6 +23,11 @@ func TestParseQuery(t *testing.T) {
 		{`site:[::1]:80 site:.`, Query{Sites: []string{"::1"}}},
 		{"caf\xff\xfe ok", Query{Words: []string{"caf", "ok"}}},
 		{"  \t\n", Query{}},
+		{`a OR b c`, Query{Words: []string{"c"}, Or: [][]string{{"a", "b"}}}},
+		{`a OR "b c" OR d e or f`, Query{Words: []string{"e", "or", "f"}, Or: [][]string{{"a", "b c", "d"}}}},
+		{`"x y" OR z`, Query{Or: [][]string{{"x y", "z"}}}},
+		{`OR a OR -b OR site:x.test OR c OR`, Query{Words: []string{"a", "c"}, NotWords: []string{"b"}, Sites: []string{"x.test"}}},
+		{`a OR OR b "OR" -OR`, Query{Words: []string{"OR"}, NotWords: []string{"OR"}, Or: [][]string{{"a", "b"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -39,7 +44,7 @@ func TestParseQuery(t *testing.T) {
 }
 
 func FuzzParseQuery(f *testing.F) {
-	for _, s := range []string{`red "apple pie" -sour site:example.com -type:pdf`, `"x`, `-"a b"`, `site:[::1]`, `type:"a b"`} {
+	for _, s := range []string{`red "apple pie" -sour site:example.com -type:pdf`, `"x`, `-"a b"`, `site:[::1]`, `type:"a b"`, `a OR "b c" OR -d`, `"OR" OR "-x"`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

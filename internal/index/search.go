@@ -11,6 +11,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/trawl/trawl/internal/clicks"
 )
 
 // MaxPageSize caps SearchOptions.Size; MaxFrom caps SearchOptions.From.
@@ -24,6 +25,15 @@ var fieldBoosts = []struct {
 	field string
 	boost float64
 }{{FieldTitle, 3}, {FieldAnchor, 2}, {FieldBody, 1}}
+
+// ProximityWeight is how much more a hit of the rerank window scores when
+// the query's words stand next to each other in it: its score is
+// multiplied by 1 + ProximityWeight*k/(n-1), k of the n-1 pairs of
+// consecutive query words found as phrases (MaxProximityPairs at most).
+const (
+	ProximityWeight   = 2
+	MaxProximityPairs = 8
+)
 
 // SearchOptions narrow and page a search.
 type SearchOptions struct {
@@ -53,6 +63,9 @@ type Hit struct {
 	Collection string    `json:"collection"`
 	Modified   time.Time `json:"modified,omitzero"`
 	Rank       float64   `json:"rank"`
+	// ClickURL is the result's link through the click redirect, when the
+	// search was logged (HandlerOptions.Clicks).
+	ClickURL string `json:"click_url,omitempty"`
 }
 
 // Facet is one value of a facet with its document count.
@@ -73,6 +86,8 @@ type Results struct {
 	Sites  []Facet       `json:"sites,omitempty"`
 	Types  []Facet       `json:"types,omitempty"`
 	Took   time.Duration `json:"took_ns"`
+	// QueryID identifies the search in the click log, when it was logged.
+	QueryID string `json:"query_id,omitempty"`
 }
 
 // Search runs a query in the query language of ParseQuery.
@@ -104,14 +119,23 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 	bq := buildQuery(pq, o.Collection)
 
 	// Phase 1: the ordering. The best RerankWindow hits by text score are
-	// re-sorted by score*(1+rank); beyond the window the text order holds.
+	// re-sorted by score*(1+rank)*click boost; beyond the window the text
+	// order holds.
 	window := ix.opts.RerankWindow
+	fields := []string{FieldRank}
+	clickBoost := func(*search.DocumentMatch) float64 { return 1 }
+	if rel := ix.opts.Clicks.For(clickQuery(q, o)); len(rel) > 0 {
+		fields = append(fields, FieldURL)
+		clickBoost = func(h *search.DocumentMatch) float64 {
+			return rel[clicks.NormalizeURL(str(h.Fields[FieldURL]))].Boost()
+		}
+	}
 	var ids []string
 	var scores []float64
 	var ranks []float64
 	if o.From < window {
 		req := bleve.NewSearchRequestOptions(bq, window, 0, false)
-		req.Fields = []string{FieldRank}
+		req.Fields = fields
 		addFacets(req, o.Facets)
 		r, err := ix.search.SearchInContext(ctx, req)
 		if err != nil {
@@ -123,10 +147,14 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 			id          string
 			score, rank float64
 		}
+		near, err := ix.proximity(ctx, pq.Words, r.Hits)
+		if err != nil {
+			return nil, err
+		}
 		all := make([]scored, len(r.Hits))
 		for i, h := range r.Hits {
 			rank := num(h.Fields[FieldRank])
-			all[i] = scored{h.ID, h.Score * (1 + rank), rank}
+			all[i] = scored{h.ID, h.Score * (1 + rank) * clickBoost(h) * near[h.ID], rank}
 		}
 		sort.SliceStable(all, func(i, j int) bool { return all[i].score > all[j].score })
 		for i := o.From; i < len(all) && i < o.From+o.Size; i++ {
@@ -137,7 +165,7 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 		if o.From+o.Size > window && len(all) == window {
 			// The page straddles the window: the rest in text order.
 			req := bleve.NewSearchRequestOptions(bq, o.From+o.Size-max(window, o.From), window, false)
-			req.Fields = []string{FieldRank}
+			req.Fields = fields
 			r, err := ix.search.SearchInContext(ctx, req)
 			if err != nil {
 				return nil, fmt.Errorf("index: search: %w", err)
@@ -145,13 +173,13 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 			for _, h := range r.Hits {
 				rank := num(h.Fields[FieldRank])
 				ids = append(ids, h.ID)
-				scores = append(scores, h.Score*(1+rank))
+				scores = append(scores, h.Score*(1+rank)*clickBoost(h))
 				ranks = append(ranks, rank)
 			}
 		}
 	} else {
 		req := bleve.NewSearchRequestOptions(bq, o.Size, o.From, false)
-		req.Fields = []string{FieldRank}
+		req.Fields = fields
 		addFacets(req, o.Facets)
 		r, err := ix.search.SearchInContext(ctx, req)
 		if err != nil {
@@ -162,7 +190,7 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 		for _, h := range r.Hits {
 			rank := num(h.Fields[FieldRank])
 			ids = append(ids, h.ID)
-			scores = append(scores, h.Score*(1+rank))
+			scores = append(scores, h.Score*(1+rank)*clickBoost(h))
 			ranks = append(ranks, rank)
 		}
 	}
@@ -194,6 +222,54 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 	}
 	res.Took = time.Since(start)
 	return res, nil
+}
+
+// clickQuery is the query as the click log records it (the search page's
+// site and type fields as filters, so that filter_old_queries drops it).
+func clickQuery(q string, o SearchOptions) string {
+	if o.Site != "" {
+		q += " site:" + o.Site
+	}
+	if o.Type != "" {
+		q += " type:" + o.Type
+	}
+	return q
+}
+
+// proximity returns, for each of hits, the factor of ProximityWeight (1 for
+// a hit whose words are never next to each other, and for every hit of a
+// query of fewer than two words). bleve 2.5's phrases have no slop, so
+// closeness is adjacency: each pair of consecutive words is searched as a
+// phrase (in the title, anchor text or body) among the hits.
+func (ix *Index) proximity(ctx context.Context, words []string, hits search.DocumentMatchCollection) (map[string]float64, error) {
+	out := make(map[string]float64, len(hits))
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		out[h.ID] = 1
+		ids[i] = h.ID
+	}
+	pairs := min(len(words)-1, MaxProximityPairs)
+	if pairs < 1 || len(ids) == 0 {
+		return out, nil
+	}
+	for i := 0; i < pairs; i++ {
+		d := query.NewDisjunctionQuery(nil)
+		for _, fb := range fieldBoosts {
+			m := query.NewMatchPhraseQuery(words[i] + " " + words[i+1])
+			m.SetField(fb.field)
+			d.AddQuery(m)
+		}
+		req := bleve.NewSearchRequestOptions(query.NewConjunctionQuery([]query.Query{query.NewDocIDQuery(ids), d}), len(ids), 0, false)
+		req.Score = "none"
+		r, err := ix.search.SearchInContext(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("index: search: %w", err)
+		}
+		for _, h := range r.Hits {
+			out[h.ID] += ProximityWeight / float64(pairs)
+		}
+	}
+	return out, nil
 }
 
 func addFacets(req *bleve.SearchRequest, on bool) {
@@ -276,6 +352,18 @@ func buildQuery(q Query, collection string) query.Query {
 	}
 	for _, p := range q.Phrases {
 		bq.AddMust(anyFields(phrase(p)))
+		positive++
+	}
+	for _, g := range q.Or {
+		d := query.NewDisjunctionQuery(nil)
+		for _, alt := range g {
+			if strings.Contains(alt, " ") {
+				d.AddQuery(anyFields(phrase(alt)))
+			} else {
+				d.AddQuery(anyFields(word(alt)))
+			}
+		}
+		bq.AddMust(d)
 		positive++
 	}
 	for _, w := range q.NotWords {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package clicks
+
+const raceEnabled = false
