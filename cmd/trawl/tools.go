@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/trawl/trawl/internal/admin/admincli"
 	"github.com/trawl/trawl/internal/cli"
+	"github.com/trawl/trawl/internal/clicks"
 	"github.com/trawl/trawl/internal/cmt/cmtdump"
 	"github.com/trawl/trawl/internal/config/configcli"
 	"github.com/trawl/trawl/internal/datadir"
@@ -24,7 +25,10 @@ func init() {
 	registerCLI(marshalcli.Command())
 	registerCLI(datadir.StoreCommand())
 	registerCLI(farmcli.Command())
-	registerCLI(table.Command(webanalyzer.Register))
+	registerCLI(table.Command(func(reg *table.Registry) {
+		webanalyzer.Register(reg)
+		clicks.Register(reg)
+	}))
 	registerCLI(cli.VersionCommand(version))
 }
 
