@@ -29,7 +29,7 @@ func runWebanalyzer(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 	}
 	fmt.Fprintf(env.stderr, "usage: trawl webanalyzer dump --data DIR --out DIR\n"+
-		"       trawl webanalyzer run --data DIR [--worker HOST:PORT]... [flags]\n"+
+		"       trawl webanalyzer run --data DIR [--worker HOST:PORT]... [--nameserver HOST:PORT] [flags]\n"+
 		"       trawl webanalyzer ranks --data DIR\n")
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 		return exitError{0}
@@ -70,6 +70,8 @@ func runWARun(ctx context.Context, env *cmdEnv, args []string) error {
 	coll := fs.String("collection", "", "collection (default: the only one in the store)")
 	var workers repeated
 	fs.Var(&workers, "worker", "HOST:PORT of a further dmake worker (repeatable)")
+	ns := fs.String("nameserver", "", "HOST:PORT of a name server: every dmake worker bound there is used too")
+	registry := fs.String("registry", "", "etcd://HOST:PORT,... registry of dmake workers (instead of --nameserver)")
 	local := fs.Int("local-workers", 1, "workers started in this process (at least 1)")
 	rounds := fs.Int("rounds", 30, "rounds of the static rank iteration")
 	damping := fs.Float64("damping", webanalyzer.DefaultDamping, "PageRank damping factor")
@@ -95,6 +97,10 @@ func runWARun(ctx context.Context, env *cmdEnv, args []string) error {
 		if *self, err = os.Executable(); err != nil {
 			return err
 		}
+	}
+	// The local workers are always there: the registry's may be none.
+	if workers, err = discoverWorkers(ctx, env, "webanalyzer run", workers, *ns, *registry, 0, time.Minute, log); err != nil {
+		return err
 	}
 	rs, err := webanalyzer.Run(ctx, webanalyzer.RunOptions{Data: *data, Collection: *coll, LocalWorkers: *local,
 		Workers: workers, Self: *self, Full: *full, Tables: *tables, Slots: *slots, Logger: log, Progress: env.stdout,
