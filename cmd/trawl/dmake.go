@@ -49,6 +49,7 @@ func runDmakeWorker(ctx context.Context, env *cmdEnv, args []string) error {
 	allowShell := fs.Bool("allow-shell", false, "let shell tasks run any program, not only the table programs")
 	diskCheck := fs.Duration("disk-check", 10*time.Second, "how often free disk space is checked against the disk limit")
 	cut := fs.Int64("fault-cut-transfer", 0, "fault injection: cut the first outgoing transfer after this many bytes")
+	throttle := fs.Int64("fault-throttle-transfer", 0, "fault injection: send every outgoing transfer at most this many bytes per second")
 	freeFile := fs.String("fault-free-mb-file", "", "fault injection: read the free disk space (MB) from this file when it exists")
 	ns := fs.String("nameserver", "", "HOST:PORT of the name server to bind this worker in as fdmworker/HOST:PORT")
 	registry := fs.String("registry", "", "etcd://HOST:PORT,... registry to bind this worker in (instead of --nameserver)")
@@ -81,7 +82,7 @@ func runDmakeWorker(ctx context.Context, env *cmdEnv, args []string) error {
 		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	}
 	o := dmake.WorkerOptions{Addr: addr, Dir: *data, Allow: allow, AllowShell: *allowShell, Logger: log,
-		DiskCheck: *diskCheck, CutTransfer: *cut, Version: version, Rebind: *rebind, Advertise: *advertise,
+		DiskCheck: *diskCheck, CutTransfer: *cut, Throttle: *throttle, Version: version, Rebind: *rebind, Advertise: *advertise,
 		Ready: func(a string) { fmt.Fprintf(env.stdout, "listening %s\n", a) }}
 	if reg != nil {
 		o.Registry = reg

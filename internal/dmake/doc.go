@@ -135,8 +135,16 @@
 //   - heartbeat_info is an MS-FSWCU dictionary {id, pid, disk_mb, load: 0,
 //     tmpsize: (tmp, (bytes, files))}, base64 on the wire; task-info is
 //     task_info or task_info_copy, with class names "__main__.shell_task"
-//     and "__main__.remove_file_task", and progress the bytes known when
-//     the transfer ended (0 before).
+//     and "__main__.remove_file_task". A shell or remove-files task's
+//     task_info has what 2.2.3.6 lists: its runtime, class and type (no
+//     progress: the spec gives none for them). A netsink's or netsource's
+//     task_info_copy has progress, the bytes of the file part that crossed
+//     the channel so far (compressed when compressed, the count the finish
+//     reports), read from the running transfer when the poll comes (a
+//     plain transfer moves in 1 MiB sendfile/splice chunks between
+//     updates); copy_bw is progress divided by runtime, None while
+//     progress is 0. A poll answered after its task was forgotten gets
+//     #info. --fault-throttle-transfer slows every netsource (tests).
 //   - A netsink whose key does not match sends #info, no finish, listens on
 //     a new port and sends a new slot. The netsink writes under a temporary
 //     name and renames when the netsource closes; both sides report the

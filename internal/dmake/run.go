@@ -38,7 +38,10 @@ type WorkerOptions struct {
 	FreeSpace   func(dir string) (int64, error)
 	DiskCheck   time.Duration
 	CutTransfer int64
-	Version     string
+	// Throttle bounds every outgoing transfer to that many bytes per
+	// second (fault injection, 0: none).
+	Throttle int64
+	Version  string
 	// Ready, if set, receives the listening address once the worker listens.
 	Ready func(addr string)
 	// Registry, if set, is where the worker binds itself as an fdmworker
@@ -105,7 +108,7 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 	if o.DiskCheck > 0 && o.DiskCheck < tick {
 		tick = o.DiskCheck
 	}
-	ex := &Executor{Self: self, ListenHost: host, FreeSpace: o.FreeSpace, CutTransfer: o.CutTransfer}
+	ex := &Executor{Self: self, ListenHost: host, FreeSpace: o.FreeSpace, CutTransfer: o.CutTransfer, Throttle: o.Throttle}
 	d := loop.New(loop.Config[Message]{
 		Name: "dmake worker", Machine: m, Logger: log,
 		Listeners: map[string]loop.Listener[Message]{"master": loop.NetListener[Message](ln, Codec{}, loop.StreamConfig{})},
