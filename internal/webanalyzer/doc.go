@@ -41,8 +41,31 @@
 //	stamp     the dump's time (Unix nanoseconds); the next incremental dump takes
 //	          only the records fetched (or first seen) after it
 //
-// The store is opened read-only (store.Options.ReadOnly); Pebble still
-// locks it, so the crawl must not be running while it is dumped.
+// "trawl webanalyzer dump" and "run" open the store read-only
+// (store.Options.ReadOnly); Pebble still locks it, so the crawl must not be
+// running then. Inside trawl run the dump reads the running crawl's own
+// store instead (RunOptions.Dump, nodesched.Driver.WithStore), which the
+// node scheduler does not close before the dump ends.
+//
+// # After each refresh cycle (trawl run)
+//
+// trawl run --webanalyzer on|off|auto (auto: on, except with --once or
+// --demo) runs the analysis (Auto) with an embedded master and
+// --webanalyzer-workers local workers each time a refresh cycle ends, that
+// is when the sum of the node scheduler's refresh_cycles counters rises
+// above a value it already had (the start of the first cycle is no end).
+// Runs are one at a time; a cycle that ends during a run is analysed by
+// the next one, which sees its changes too. The first run is full, later
+// ones incremental. With on and --once it runs once, when the crawl is
+// complete, before the summary. The crawl's only collection is analysed
+// (a run fails, and says so on the status page, when there are several).
+// Progress lines go to the log at info level ("webanalyzer: ..."); the
+// status page's "Link analysis" section and status.json's "analyses" show
+// the last run: start, duration, incremental or full, pages ranked, links
+// in the compacted link table, links dumped for it, runs, failed runs and
+// the last error. trawl run does not apply the ranks to its index (the
+// index is held open by the feeding); "trawl webanalyzer run" does, on a
+// stopped crawl.
 //
 // # The build
 //

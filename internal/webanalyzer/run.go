@@ -44,6 +44,10 @@ type RunOptions struct {
 	Self string
 	// Full ignores the previous run's state: everything is dumped again.
 	Full bool
+	// Dump, if set, dumps the crawl's link graph into dir instead of
+	// opening Data/node (trawl run dumps from its running crawl's store);
+	// since is zero for a full dump.
+	Dump func(dir string, since, now time.Time) (DumpStats, error)
 	// Tables, if set, is a dump directory (Dump's layout) to analyse
 	// instead of dumping the crawl store; with a previous state, it holds
 	// what changed since.
@@ -165,6 +169,10 @@ func Run(ctx context.Context, o RunOptions) (RunStats, error) {
 			if err := linkOrCopy(filepath.Join(o.Tables, t), filepath.Join(dumpDir, t)); err != nil {
 				return rs, err
 			}
+		}
+	} else if o.Dump != nil {
+		if ds, err = o.Dump(dumpDir, since, start); err != nil {
+			return rs, err
 		}
 	} else if ds, err = DumpData(o.Data, o.Collection, dumpDir, since, start); err != nil {
 		return rs, err
