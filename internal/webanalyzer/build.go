@@ -121,27 +121,48 @@ func BuildFile(o BuildOptions) (string, int, error) {
 	for _, k := range Kept() {
 		fmt.Fprintf(&w.b, "keep %s 0\n", k)
 	}
+	// sortLog sorts a log table into out: a full run sorts new.<t>; an
+	// incremental one sorts only new.<t> (what changed) and merges it with
+	// old.<t>, the previous run's compacted table, which is sorted the same
+	// way already. The table engine orders records totally (keys, then the
+	// whole record; with -u the first input's record of a key wins), so
+	// the merge gives the bytes a sort of both would.
+	sortLog := func(name, keys, t, out string) {
+		if !o.Incremental {
+			w.sortT(name, keys, ins(t), out)
+			return
+		}
+		w.sortT(name+"_new", keys, []string{"new." + t}, t+".n")
+		w.target(name, []string{t + ".n", "old." + t}, []string{out},
+			fmt.Sprintf("sort %s -m %s %s.n old.%s -o %s", w.sort, keys, t, t, out))
+	}
 	// Log compaction: deletes, then the "kill" table (deletes, the newest
 	// fetch of every page with links, pages without links) every log is
 	// compacted against.
-	w.sortT("sort_delete", "-k1,1 -k2,2r", ins(TableDelete), "delete.s")
+	sortLog("sort_delete", "-k1,1 -k2,2r", TableDelete, "delete.s")
 	w.target("compact_delete", []string{"delete.s"}, []string{Compacted(TableDelete)},
 		"reduce -i delete.s:2:1 -o c.delete:1:1 -l wamakefileutils.make_unique")
-	w.sortT("sort_links", "-k1,1 -k4,4r", ins(TableLinks), "links.s")
+	sortLog("sort_links", "-k1,1 -k4,4r", TableLinks, "links.s")
 	w.target("link_stamps", []string{"links.s"}, []string{"lstamp.0"},
 		"reduce -i links.s:5:1 -o lstamp:1:1 -l webanalyzer.link_stamps")
 	w.sortT("sort_kill", "-k1,1", append([]string{Compacted(TableDelete), "lstamp.0"}, ins(TableNoLinks)...), "kill.s")
 	w.target("compact_links", []string{"links.s", "kill.s"}, []string{Compacted(TableLinks)},
 		"merge -i links.s:5:1 -i kill.s:2:1 -o c.links:1:1 -l wamakefileutils.logcompact_links -r")
-	w.sortT("sort_no_links", "-k1,1 -k2,2r", ins(TableNoLinks), "no_links.s")
+	sortLog("sort_no_links", "-k1,1 -k2,2r", TableNoLinks, "no_links.s")
 	w.target("compact_no_links", []string{"no_links.s", "kill.s"}, []string{Compacted(TableNoLinks)},
 		"merge -i no_links.s:3:1 -i kill.s:2:1 -o c.no_links:1:1 -l wamakefileutils.logcompact_no_links -r")
-	w.sortT("sort_urieq", "-k2,2 -k3,3r", ins(TableURIEq), "urieq.s")
+	sortLog("sort_urieq", "-k2,2 -k3,3r", TableURIEq, "urieq.s")
 	w.target("compact_urieq", []string{"urieq.s", "kill.s"}, []string{Compacted(TableURIEq)},
 		"merge -i urieq.s:3:2 -i kill.s:2:1 -o c.urieq:1:1 -l wamakefileutils.logcompact_urieq -r")
 	for _, t := range []string{TableURIMap, TableSiteMap} {
-		w.target("compact_"+t, ins(t), []string{Compacted(t)},
-			fmt.Sprintf("sort %s -u -k1,1 %s -o %s", w.sort, strings.Join(ins(t), " "), Compacted(t)))
+		if !o.Incremental {
+			w.target("compact_"+t, ins(t), []string{Compacted(t)},
+				fmt.Sprintf("sort %s -u -k1,1 new.%s -o %s", w.sort, t, Compacted(t)))
+			continue
+		}
+		w.sortT("sort_"+t+"_new", "-u -k1,1", []string{"new." + t}, t+".n")
+		w.target("compact_"+t, []string{t + ".n", "old." + t}, []string{Compacted(t)},
+			fmt.Sprintf("sort %s -m -u -k1,1 %s.n old.%s -o %s", w.sort, t, t, Compacted(t)))
 	}
 	// Normalization through the equivalence classes.
 	w.target("links_by_to", []string{Compacted(TableLinks)}, []string{"lbt.0"},

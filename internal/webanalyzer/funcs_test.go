@@ -110,6 +110,15 @@ func TestBuildFileParses(t *testing.T) {
 		if c := strings.Count(text, "\ntarget "); c != n {
 			t.Errorf("incremental %v: %d targets, BuildFile says %d", inc, c, n)
 		}
+		// An incremental build sorts only what changed: the previous
+		// run's tables (old.*) are merged (-m), never sorted again.
+		for _, l := range strings.Split(text, "\n") {
+			if strings.Contains(l, "run trawl table sort") && strings.Contains(l, " old.") && !strings.Contains(l, " -m ") {
+				if !strings.Contains(l, "kill.s") {
+					t.Errorf("incremental %v sorts a previous table again: %s", inc, l)
+				}
+			}
+		}
 	}
 	if _, _, err := BuildFile(BuildOptions{Damping: 1.5}); err == nil {
 		t.Error("damping 1.5 accepted")

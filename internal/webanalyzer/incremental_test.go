@@ -8,7 +8,9 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,6 +87,16 @@ func (g *graphStore) randomLinks(i int) {
 	}
 }
 
+// childCPU is the CPU time (user and system) of this process's waited-for
+// children so far: the table programs the workers ran.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func testRun(t *testing.T, data string, now time.Time, full bool, workers int) (RunStats, time.Duration) {
 	t.Helper()
 	self, err := os.Executable()
@@ -95,7 +107,8 @@ func testRun(t *testing.T, data string, now time.Time, full bool, workers int) (
 	if raceEnabled {
 		rounds, parts = 5, 1
 	}
-	start := time.Now()
+	start, cpu := time.Now(), childCPU()
+	defer func() { t.Logf("run (full %v): %v wall, %v CPU in the table programs", full, time.Since(start), childCPU()-cpu) }()
 	rs, err := Run(context.Background(), RunOptions{Data: data, LocalWorkers: workers, Self: self, Full: full,
 		Now: func() time.Time { return now }, Build: BuildOptions{Rounds: rounds, Partitions: parts},
 		Builder: func(ctx context.Context, b BuildRun) error {
@@ -117,6 +130,9 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	pages := 3000
 	if raceEnabled {
 		pages = 600
+	}
+	if n, err := strconv.Atoi(os.Getenv("TRAWL_WA_PAGES")); err == nil && n > 0 {
+		pages = n // docs/benchmarks.md's measurement
 	}
 	data := t.TempDir()
 	st, err := store.Open(filepath.Join(data, "node"), store.Options{})
