@@ -108,7 +108,9 @@ func testRun(t *testing.T, data string, now time.Time, full bool, workers int) (
 		rounds, parts = 5, 1
 	}
 	start, cpu := time.Now(), childCPU()
-	defer func() { t.Logf("run (full %v): %v wall, %v CPU in the table programs", full, time.Since(start), childCPU()-cpu) }()
+	defer func() {
+		t.Logf("run (full %v): %v wall, %v CPU in the table programs", full, time.Since(start), childCPU()-cpu)
+	}()
 	rs, err := Run(context.Background(), RunOptions{Data: data, LocalWorkers: workers, Self: self, Full: full,
 		Now: func() time.Time { return now }, Build: BuildOptions{Rounds: rounds, Partitions: parts},
 		Builder: func(ctx context.Context, b BuildRun) error {
