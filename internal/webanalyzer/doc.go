@@ -88,7 +88,22 @@
 //     or was fetched again as a page of its own; 3.6.5.1.12-14). urimap and
 //     sitemap are merged with sort -u. These c.<table>.0 files are what
 //     the next run reuses: a run after a refresh cycle dumps only the pages
-//     fetched since, and compaction yields the tables a full dump would.
+//     fetched since, sorts only that dump and merges it (sort -m) with the
+//     previous run's c.<table>.0, which compaction leaves sorted the way
+//     the merge needs (the kill table, one record per page, is sorted
+//     whole); compaction then yields the tables a full dump would, byte
+//     for byte, since the table engine's order is total.
+//
+//     Everything after compaction is global and runs again in full on
+//     every run: a link that changed moves the ranks of every page it
+//     reaches, and the rank iteration (about 85 % of a build's targets and
+//     CPU) starts from rank 1 for a fixed number of rounds, so that an
+//     incremental run's tables equal a full run's byte for byte. Starting
+//     from the previous run's ranks would need fewer rounds but give
+//     ranks that differ from a full run's in their last digits; that
+//     trade is not made. An incremental run therefore saves the full dump
+//     (reading and parsing every stored page) and the sorts of the old
+//     tables, not the rank iteration (docs/benchmarks.md).
 //  2. Normalization. compact_links projects the links to FROM TO
 //     ANCHORTEXT; urieq_by_class_prep makes CLASS MEMBER; normalize_link
 //     merges the links (by TO) with it (by MEMBER): a link to a duplicate
