@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"testing"
 	"time"
 
 	"github.com/trawl/trawl/internal/admin"
@@ -186,7 +187,9 @@ type runWA struct {
 // refresh cycles, the status page); without --once it runs after each
 // refresh cycle until stop. It is nil when off.
 func (f *runWAFlags) start(ctx context.Context, env *cmdEnv, o *runOptions, e *engine, log *slog.Logger) (*runWA, error) {
-	on := f.mode == "on" || f.mode == "auto" && !o.once
+	// auto is off inside a go test binary: its executable cannot run the
+	// table programs the workers start (it would run the tests again).
+	on := f.mode == "on" || f.mode == "auto" && !o.once && !testing.Testing()
 	switch {
 	case f.mode != "on" && f.mode != "off" && f.mode != "auto":
 		fmt.Fprintf(env.stderr, "trawl run: --webanalyzer is on, off or auto, not %q\n", f.mode)

@@ -50,7 +50,8 @@
 // # After each refresh cycle (trawl run)
 //
 // trawl run --webanalyzer on|off|auto (auto: on, except with --once or
-// --demo) runs the analysis (Auto) with an embedded master and
+// --demo, and inside a go test binary, which cannot play the table
+// programs) runs the analysis (Auto) with an embedded master and
 // --webanalyzer-workers local workers each time a refresh cycle ends, that
 // is when the sum of the node scheduler's refresh_cycles counters rises
 // above a value it already had (the start of the first cycle is no end).
