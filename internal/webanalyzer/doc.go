@@ -93,9 +93,7 @@
 //     previous run's c.<table>.0, which compaction leaves sorted the way
 //     the merge needs (the kill table, one record per page, is sorted
 //     whole); compaction then yields the tables a full dump would, byte
-//     for byte, since the table engine's order is total.
-//
-//     Everything after compaction is global and runs again in full on
+//     for byte, since the table engine's order is total. Everything after compaction is global and runs again in full on
 //     every run: a link that changed moves the ranks of every page it
 //     reaches, and the rank iteration (about 85 % of a build's targets and
 //     CPU) starts from rank 1 for a fixed number of rounds, so that an
