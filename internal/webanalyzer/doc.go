@@ -72,8 +72,20 @@
 //
 // BuildFile writes the analysis as a dmake build file (internal/dmake's
 // format); Run dumps, starts an embedded master and local workers (and
-// uses any --worker), runs the build and keeps its results in
-// DATA/webanalyzer/state. The input tables are new.<table> on worker 0,
+// uses any --worker), runs the build in two stages and keeps its results
+// in DATA/webanalyzer/state.
+//
+// Stages. The first build (StageCompact) is the log compaction and the
+// normalization, steps 1 and 2 below, and keeps the compacted tables and
+// links.final on worker 0; the second (StageRank) is steps 3 to 5 from
+// those. The static rank is a function of links.final, of the set of
+// pages without links (the keys of c.no_links.0) and of the rounds,
+// damping and partitions (the state's rank.options file): when an
+// incremental run finds all of them as the last run left them, a refresh
+// that changed the pages' text but not their links, the second build is
+// StageReuseRank, with the last rank.final as an initial file and no
+// iteration; the tables are the ones a full run computes, byte for byte,
+// since the iteration is deterministic. The input tables are new.<table> on worker 0,
 // with old.<table> (the previous run's compacted tables) on an incremental
 // run. The steps, with the tables they make:
 //
@@ -93,16 +105,17 @@
 //     previous run's c.<table>.0, which compaction leaves sorted the way
 //     the merge needs (the kill table, one record per page, is sorted
 //     whole); compaction then yields the tables a full dump would, byte
-//     for byte, since the table engine's order is total. Everything after compaction is global and runs again in full on
-//     every run: a link that changed moves the ranks of every page it
-//     reaches, and the rank iteration (about 85 % of a build's targets and
-//     CPU) starts from rank 1 for a fixed number of rounds, so that an
-//     incremental run's tables equal a full run's byte for byte. Starting
-//     from the previous run's ranks would need fewer rounds but give
-//     ranks that differ from a full run's in their last digits; that
-//     trade is not made. An incremental run therefore saves the full dump
-//     (reading and parsing every stored page) and the sorts of the old
-//     tables, not the rank iteration (docs/benchmarks.md).
+//     for byte, since the table engine's order is total. Everything after
+//     compaction is global: a link that changed moves the ranks of every
+//     page it reaches, so the rank iteration (about 85 % of a build's
+//     targets and CPU) starts from rank 1 for a fixed number of rounds,
+//     and an incremental run's tables equal a full run's byte for byte.
+//     Starting from the previous run's ranks would need fewer rounds but
+//     give ranks that differ from a full run's in their last digits; that
+//     trade is not made. What an incremental run skips instead is the
+//     iteration over an unchanged graph (see Stages below), besides the
+//     full dump (reading and parsing every stored page) and the sorts of
+//     the old tables (docs/benchmarks.md).
 //  2. Normalization. compact_links projects the links to FROM TO
 //     ANCHORTEXT; urieq_by_class_prep makes CLASS MEMBER; normalize_link
 //     merges the links (by TO) with it (by MEMBER): a link to a duplicate
