@@ -112,7 +112,7 @@ func runWARun(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "done: incremental %v, dump %v, build %v\n", rs.Incremental,
+	fmt.Fprintf(env.stdout, "done: incremental %v, rank kept %v, dump %v, build %v\n", rs.Incremental, rs.RankReused,
 		rs.DumpTime.Round(time.Millisecond), rs.BuildTime.Round(time.Millisecond))
 	dir := filepath.Join(*data, "index")
 	if _, err := os.Stat(dir); err != nil || !*toIndex || *tables != "" {
@@ -228,7 +228,7 @@ func (f *runWAFlags) start(ctx context.Context, env *cmdEnv, o *runOptions, e *e
 	e.admin.Backend.SetAnalyses(func() []admin.AnalysisStatus {
 		l := a.Last()
 		s := admin.AnalysisStatus{Name: "webanalyzer", Runs: l.Runs, Failed: l.Errors, Running: l.Running,
-			Seconds: l.Duration.Seconds(), Incremental: l.Incremental, Ranked: l.Ranked, Links: l.Links, Changed: l.Changed, Error: l.Err}
+			Seconds: l.Duration.Seconds(), Incremental: l.Incremental, RankKept: l.RankReused, Ranked: l.Ranked, Links: l.Links, Changed: l.Changed, Error: l.Err}
 		if !l.Start.IsZero() {
 			s.Started = float64(l.Start.UnixNano()) / 1e9
 		}

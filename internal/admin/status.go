@@ -37,6 +37,7 @@ type AnalysisStatus struct {
 	// run's: incremental or full, URLs ranked, links analysed, links
 	// dumped for it.
 	Incremental bool   `json:"incremental"`
+	RankKept    bool   `json:"rank_kept"` // the link graph had not changed: the static rank stood
 	Ranked      int    `json:"ranked"`
 	Links       int    `json:"links"`
 	Changed     int    `json:"changed_links"`

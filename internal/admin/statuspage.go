@@ -150,7 +150,7 @@ function analyses(d) {
   if (!a.length) return;
   box.append(table(["analysis","last run","duration","state","pages ranked","links","changed links","runs","failed","error"],
     a.map(x => [x.name, x.started ? when(x.started) : "not yet", x.running ? "…" : x.seconds.toFixed(1) + " s",
-      x.running ? "running" : (x.runs ? (x.incremental ? "incremental" : "full") : "-"),
+      x.running ? "running" : (x.runs ? (x.incremental ? (x.rank_kept ? "incremental, rank kept" : "incremental") : "full") : "-"),
       num(x.ranked), num(x.links), num(x.changed_links), num(x.runs), num(x.failed), x.error || ""])));
 }
 function render(d) {

@@ -38,6 +38,7 @@ type LastRun struct {
 	// compacted link table) and Changed (links dumped for this run)
 	// describe the last run that succeeded; Err is the last run's error.
 	Incremental bool
+	RankReused  bool
 	Ranked      int
 	Links       int
 	Changed     int
@@ -127,8 +128,8 @@ func (a *Auto) RunNow(ctx context.Context) error {
 		return err
 	}
 	a.last.Err = ""
-	a.last.Incremental, a.last.Ranked, a.last.Links, a.last.Changed = rs.Incremental, ranked, links, rs.Dump.Links
-	log.Info("webanalyzer: run done", "incremental", rs.Incremental, "ranked", ranked, "links", links,
+	a.last.Incremental, a.last.RankReused, a.last.Ranked, a.last.Links, a.last.Changed = rs.Incremental, rs.RankReused, ranked, links, rs.Dump.Links
+	log.Info("webanalyzer: run done", "incremental", rs.Incremental, "rank_kept", rs.RankReused, "ranked", ranked, "links", links,
 		"changed_links", rs.Dump.Links, "duration", a.last.Duration.Round(time.Millisecond))
 	return nil
 }
