@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/trawl/trawl/internal/admin"
@@ -25,7 +27,8 @@ func runDmake(ctx context.Context, env *cmdEnv, args []string) error {
 			return runDmakeMaster(ctx, env, args[1:])
 		}
 	}
-	fmt.Fprintf(env.stderr, "usage: trawl dmake worker --base-port N --data DIR [flags]\n       trawl dmake run BUILDFILE --worker HOST:PORT... [flags]\n")
+	fmt.Fprintf(env.stderr, "usage: trawl dmake worker --base-port N --data DIR [--nameserver HOST:PORT] [flags]\n"+
+		"       trawl dmake run BUILDFILE (--worker HOST:PORT... | --nameserver HOST:PORT) [flags]\n")
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 		return exitError{0}
 	}
@@ -33,8 +36,9 @@ func runDmake(ctx context.Context, env *cmdEnv, args []string) error {
 }
 
 func runDmakeWorker(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "dmake worker", "dmake worker [--base-port N | --listen ADDR] [--data DIR] [--allow CIDR]... [--allow-shell]",
+	fs := newFlagSet(env, "dmake worker", "dmake worker [--base-port N | --listen ADDR] [--data DIR] [--allow CIDR]... [--allow-shell] [--nameserver HOST:PORT]",
 		"Run a distributed make worker (MS-FSFDMW protocol client): it listens on base+310 for a master,\n"+
+			"binds itself as fdmworker/HOST:PORT in the name server (--nameserver or --registry) if given,\n"+
 			"runs the tasks the master sends inside --data, and moves files to other workers when told.\n"+
 			"Shell tasks run only the table programs (trawl table ...) unless --allow-shell is given.")
 	basePort := fs.Int("base-port", 13000, "base port; the worker listens on base+310")
@@ -45,7 +49,12 @@ func runDmakeWorker(ctx context.Context, env *cmdEnv, args []string) error {
 	allowShell := fs.Bool("allow-shell", false, "let shell tasks run any program, not only the table programs")
 	diskCheck := fs.Duration("disk-check", 10*time.Second, "how often free disk space is checked against the disk limit")
 	cut := fs.Int64("fault-cut-transfer", 0, "fault injection: cut the first outgoing transfer after this many bytes")
+	throttle := fs.Int64("fault-throttle-transfer", 0, "fault injection: send every outgoing transfer at most this many bytes per second")
 	freeFile := fs.String("fault-free-mb-file", "", "fault injection: read the free disk space (MB) from this file when it exists")
+	ns := fs.String("nameserver", "", "HOST:PORT of the name server to bind this worker in as fdmworker/HOST:PORT")
+	registry := fs.String("registry", "", "etcd://HOST:PORT,... registry to bind this worker in (instead of --nameserver)")
+	advertise := fs.String("advertise", "", "host masters dial this worker at, as bound in the registry (default: the listening host)")
+	rebind := fs.Duration("rebind", dmake.DefaultRebind, "how often the worker binds itself in the registry again")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -54,6 +63,11 @@ func runDmakeWorker(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl dmake worker: unexpected argument %q\n", fs.Arg(0))
 		return errUsage
 	}
+	reg, closeReg, err := dmakeRegistry(env, "dmake worker", *ns, *registry)
+	if err != nil {
+		return err
+	}
+	defer closeReg()
 	log, _, err := admin.NewLogger(env.stderr, *logLevel)
 	if err != nil {
 		return err
@@ -68,8 +82,11 @@ func runDmakeWorker(ctx context.Context, env *cmdEnv, args []string) error {
 		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	}
 	o := dmake.WorkerOptions{Addr: addr, Dir: *data, Allow: allow, AllowShell: *allowShell, Logger: log,
-		DiskCheck: *diskCheck, CutTransfer: *cut, Version: version,
+		DiskCheck: *diskCheck, CutTransfer: *cut, Throttle: *throttle, Version: version, Rebind: *rebind, Advertise: *advertise,
 		Ready: func(a string) { fmt.Fprintf(env.stdout, "listening %s\n", a) }}
+	if reg != nil {
+		o.Registry = reg
+	}
 	if *freeFile != "" {
 		o.FreeSpace = dmake.FreeSpaceFromFile(*freeFile)
 	}
@@ -77,12 +94,17 @@ func runDmakeWorker(ctx context.Context, env *cmdEnv, args []string) error {
 }
 
 func runDmakeMaster(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "dmake run", "dmake run BUILDFILE --worker HOST:PORT... [flags]",
+	fs := newFlagSet(env, "dmake run", "dmake run BUILDFILE (--worker HOST:PORT... | --nameserver HOST:PORT | --registry etcd://...) [flags]",
 		"Run a build (the build-file format is in internal/dmake's documentation) on the workers named\n"+
-			"with --worker, in order: worker 0 is the first --worker. Exits 0 when every target ran and\n"+
-			"every kept file is in place. A restarted master runs the whole build again.")
+			"with --worker, in order (worker 0 is the first --worker), then those bound in the registry as\n"+
+			"fdmworker/HOST:PORT, in the order of their names. Exits 0 when every target ran and every kept\n"+
+			"file is in place. A restarted master runs the whole build again.")
 	var workers repeated
-	fs.Var(&workers, "worker", "HOST:PORT of a worker (repeatable; the name server registry does not exist yet)")
+	fs.Var(&workers, "worker", "HOST:PORT of a worker (repeatable); they come first, before the registry's")
+	ns := fs.String("nameserver", "", "HOST:PORT of the name server to find the workers in (fdmworker/...)")
+	registry := fs.String("registry", "", "etcd://HOST:PORT,... registry to find the workers in (instead of --nameserver)")
+	minWorkers := fs.Int("min-workers", 1, "with a registry: wait until this many workers are known")
+	discoverTimeout := fs.Duration("discover-timeout", time.Minute, "with a registry: how long to wait for --min-workers")
 	hb := fs.Duration("heartbeat", dmake.DefaultHeartbeatPeriod, "period of request_heartbeat (less than 60s)")
 	hbTimeout := fs.Duration("heartbeat-timeout", dmake.DefaultHeartbeatTimeout, "silence after which a worker's work is given to others")
 	slots := fs.Int("slots", 2, "targets a worker runs at once")
@@ -103,8 +125,8 @@ func runDmakeMaster(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl dmake run: unexpected argument %q\n", fs.Arg(0))
 		return errUsage
 	}
-	if file == "" || len(workers) == 0 {
-		fmt.Fprintf(env.stderr, "trawl dmake run: needs a build file and at least one --worker\n")
+	if file == "" || len(workers) == 0 && *ns == "" && *registry == "" {
+		fmt.Fprintf(env.stderr, "trawl dmake run: needs a build file and --worker, --nameserver or --registry\n")
 		return errUsage
 	}
 	if *hb <= 0 || *hb >= time.Minute {
@@ -113,6 +135,9 @@ func runDmakeMaster(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	log, _, err := admin.NewLogger(env.stderr, *logLevel)
 	if err != nil {
+		return err
+	}
+	if workers, err = discoverWorkers(ctx, env, "dmake run", workers, *ns, *registry, *minWorkers, *discoverTimeout, log); err != nil {
 		return err
 	}
 	f, err := os.Open(file)
@@ -131,4 +156,32 @@ func runDmakeMaster(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	return dmake.RunMaster(ctx, dmake.MasterOptions{Logger: log, MasterConfig: dmake.MasterConfig{
 		Workers: workers, Build: b, HeartbeatPeriod: *hb, HeartbeatTimeout: *hbTimeout, Slots: *slots, Compress: *compress}})
+}
+
+// dmakeRegistry opens --nameserver or --registry when one is given (nil
+// otherwise).
+func dmakeRegistry(env *cmdEnv, cmd, ns, registry string) (dmake.Registry, func(), error) {
+	if ns == "" && registry == "" {
+		return nil, func() {}, nil
+	}
+	return openRegistry(env, cmd, ns, registry)
+}
+
+// discoverWorkers adds the workers bound in the registry (if one is given)
+// after the --worker ones, waiting up to timeout for min in all.
+func discoverWorkers(ctx context.Context, env *cmdEnv, cmd string, workers []string, ns, registry string,
+	min int, timeout time.Duration, log *slog.Logger) ([]string, error) {
+	reg, closeReg, err := dmakeRegistry(env, cmd, ns, registry)
+	if err != nil || reg == nil {
+		return workers, err
+	}
+	defer closeReg()
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := dmake.DiscoverWorkers(dctx, workers, reg, min, 0, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("dmake: workers", "workers", strings.Join(out, " "))
+	return out, nil
 }

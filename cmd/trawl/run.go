@@ -102,6 +102,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&o.warcDir, "warc", "", "write what is crawled as WARC files (gzipped WARC/1.1) into this directory, for every collection")
 	fs.BoolVar(&o.serve, "serve", false, "with --once or --demo: keep the HTTP interface (search, status, admin API) up after the crawl until Ctrl-C/SIGTERM")
 	o.adm.register(fs)
+	waf := registerRunWebanalyzer(fs) // webanalyzer.go
 	fs.BoolVar(&o.adm.protectSearch, "search-auth", false, "require the admin API's credential (--admin-token or --admin-user) on the search page and its JSON API too")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -216,6 +217,11 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		return e.searchErr
 	}
 	defer e.search.Close()
+	wa, err := waf.start(ctx, env, &o, e, log)
+	if err != nil {
+		return err
+	}
+	defer wa.close()
 	start := time.Now()
 	errc := make(chan error, 1)
 	go func() { errc <- e.run(ctx) }()
@@ -228,6 +234,9 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	}()
 
 	runErr, stopped, complete := waitCrawl(ctx, env, &o, e, errc, start)
+	if complete {
+		wa.complete(ctx, env)
+	}
 	summary := func(elapsed time.Duration, serving bool) {
 		e.printSummary(env.stdout, elapsed, farm, expect)
 		e.search.WriteSummary(env.stdout, e.ns.FeedPending())

@@ -20,6 +20,28 @@ type StatusReport struct {
 	Collections []CollectionStatus `json:"collections"`
 	Rates       []RatePoint        `json:"rates"`
 	Errors      []ErrorEvent       `json:"errors"`
+	// Analyses are the link analyses the process runs after refresh
+	// cycles (trawl run's web analyzer), when it runs any.
+	Analyses []AnalysisStatus `json:"analyses,omitempty"`
+}
+
+// AnalysisStatus is a link analysis of the status page: its last run.
+type AnalysisStatus struct {
+	Name    string  `json:"name"`
+	Runs    int     `json:"runs"`    // runs that ended
+	Failed  int     `json:"failed"`  // runs that failed
+	Running bool    `json:"running"` // a run goes on (Started is its start)
+	Started float64 `json:"started"` // unix seconds; 0 before any run
+	Seconds float64 `json:"seconds"` // the last run's duration
+	// Incremental, Ranked, Links and Changed are the last successful
+	// run's: incremental or full, URLs ranked, links analysed, links
+	// dumped for it.
+	Incremental bool   `json:"incremental"`
+	RankKept    bool   `json:"rank_kept"` // the link graph had not changed: the static rank stood
+	Ranked      int    `json:"ranked"`
+	Links       int    `json:"links"`
+	Changed     int    `json:"changed_links"`
+	Error       string `json:"error"` // the last run's error
 }
 
 // CollectionStatus is one collection of the status page.

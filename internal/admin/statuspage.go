@@ -42,6 +42,7 @@ details summary { cursor:pointer; color:var(--accent); margin:6px 0; }
 <section><h2>Collections</h2><div id="collections"></div></section>
 <section><h2>Rates</h2><div class="charts" id="charts"></div></section>
 <section id="sites-section"><h2>Sites</h2><div id="sites"></div></section>
+<section id="analyses-section" hidden><h2>Link analysis</h2><div id="analyses"></div></section>
 <section><h2>Recent errors</h2><div id="errors"></div></section>
 <noscript><section>This page draws its tables with JavaScript; the same data is at <a href="status.json">status.json</a>.</section></noscript>
 </main>
@@ -141,9 +142,20 @@ function errors(d) {
   t.setAttribute("class", "left");
   box.append(t);
 }
+function analyses(d) {
+  const a = d.analyses || [];
+  document.getElementById("analyses-section").hidden = !a.length;
+  const box = document.getElementById("analyses");
+  box.replaceChildren();
+  if (!a.length) return;
+  box.append(table(["analysis","last run","duration","state","pages ranked","links","changed links","runs","failed","error"],
+    a.map(x => [x.name, x.started ? when(x.started) : "not yet", x.running ? "…" : x.seconds.toFixed(1) + " s",
+      x.running ? "running" : (x.runs ? (x.incremental ? (x.rank_kept ? "incremental, rank kept" : "incremental") : "full") : "-"),
+      num(x.ranked), num(x.links), num(x.changed_links), num(x.runs), num(x.failed), x.error || ""])));
+}
 function render(d) {
   document.getElementById("meta").textContent = d.role + " · up since " + when(d.started) + " · updated " + when(d.time);
-  collections(d); charts(d); sites(d); errors(d);
+  collections(d); charts(d); sites(d); analyses(d); errors(d);
 }
 render(data);
 async function poll() {

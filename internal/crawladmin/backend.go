@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/trawl/trawl/internal/admin"
@@ -48,6 +49,10 @@ type CollectionStore interface {
 
 // Backend is the MS-FSCADM backend of a crawler process over an Engine
 // (see the package comment).
+// SetAnalyses makes the status page show the link analyses fn reports
+// (trawl run's web analyzer).
+func (b *Backend) SetAnalyses(fn func() []admin.AnalysisStatus) { b.analyses.Store(&fn) }
+
 type Backend struct {
 	eng     Engine
 	role    admin.Role
@@ -62,6 +67,8 @@ type Backend struct {
 
 	rates *admin.RateHistory
 	errs  *admin.ErrorLog
+	// analyses, if set, reports the link analyses on the status page.
+	analyses atomic.Pointer[func() []admin.AnalysisStatus]
 
 	// refreshMu makes refreshes one at a time: counters read by one and
 	// applied after a later one's would look like an engine restart (a

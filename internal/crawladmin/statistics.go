@@ -160,6 +160,9 @@ func (b *Backend) Status(ctx context.Context) (*admin.StatusReport, error) {
 	now := b.now()
 	rep := &admin.StatusReport{Role: b.role.String(), Time: unix(now), Started: unix(b.started),
 		Rates: b.rates.Rates(), Errors: b.errs.Recent()}
+	if fn := b.analyses.Load(); fn != nil {
+		rep.Analyses = (*fn)()
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, c := range all {

@@ -74,10 +74,29 @@
 //
 // # Decisions where the spec is silent
 //
-// Registry (3.2.3, 3.3.3). The configuration server the spec registers
-// "fdmworker" with is not public, and trawl's name server does not exist
-// yet: the master takes its workers from --worker HOST:PORT flags, worker i
-// being the i-th flag. A worker listens on base port + 310.
+// Registry (3.2.3, 3.3.3). The configuration server of RegisterModule and
+// GetModuleList ([MS-FSCX]) is not public; trawl's name server
+// (internal/distrib/nameserver, or the etcd registry) stands for it. A
+// worker given --nameserver (or --registry) binds the AOR
+//
+//	name "fdmworker/HOST:PORT", object_id "HOST:PORT", host HOST, port PORT,
+//	interface_type "fdmworker", interface_version "1.0"
+//
+// where HOST:PORT is where masters dial it (--advertise HOST, else the
+// listening host, else the machine's name); "fdmworker" is the spec's
+// ModuleRegister.name, made a prefix because a name server binding is one
+// object. It binds again every --rebind (10 s; a name server restarted
+// without its log, or one that dropped it, gets it back) and unbinds when
+// it stops cleanly. The name server's liveness pings (wire frames, "DF")
+// come to the worker's own port: with a registry the worker looks at the
+// first byte of each connection (waiting at most 250 ms, since a master
+// may wait for the worker's #info) and answers the frames itself, __ping
+// with an empty reply; lines go to the protocol as before. A master given
+// --nameserver lists "fdmworker/" once, when it starts (waiting up to
+// --discover-timeout for --min-workers): worker i is the i-th of the
+// --worker flags followed by the bound workers in the order of their names,
+// duplicates dropped. A worker that binds after the build started is not
+// used by that build. A worker listens on base port + 310.
 //
 // Worker.
 //   - One machine serves every master connection; the working directory
@@ -116,8 +135,16 @@
 //   - heartbeat_info is an MS-FSWCU dictionary {id, pid, disk_mb, load: 0,
 //     tmpsize: (tmp, (bytes, files))}, base64 on the wire; task-info is
 //     task_info or task_info_copy, with class names "__main__.shell_task"
-//     and "__main__.remove_file_task", and progress the bytes known when
-//     the transfer ended (0 before).
+//     and "__main__.remove_file_task". A shell or remove-files task's
+//     task_info has what 2.2.3.6 lists: its runtime, class and type (no
+//     progress: the spec gives none for them). A netsink's or netsource's
+//     task_info_copy has progress, the bytes of the file part that crossed
+//     the channel so far (compressed when compressed, the count the finish
+//     reports), read from the running transfer when the poll comes (a
+//     plain transfer moves in 1 MiB sendfile/splice chunks between
+//     updates); copy_bw is progress divided by runtime, None while
+//     progress is 0. A poll answered after its task was forgotten gets
+//     #info. --fault-throttle-transfer slows every netsource (tests).
 //   - A netsink whose key does not match sends #info, no finish, listens on
 //     a new port and sends a new slot. The netsink writes under a temporary
 //     name and renames when the netsource closes; both sides report the

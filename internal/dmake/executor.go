@@ -35,6 +35,9 @@ type Executor struct {
 	// CutTransfer, when > 0, makes the first netsource transfer stop after
 	// that many bytes and fail (fault injection for tests).
 	CutTransfer int64
+	// Throttle, when > 0, bounds every netsource's rate to that many bytes
+	// per second (fault injection: a slow network, for tests).
+	Throttle int64
 
 	cut     atomic.Bool
 	mu      sync.Mutex
@@ -51,6 +54,9 @@ type handle struct {
 	listener interface{ Close() error }
 	conn     interface{ Close() error }
 	cancel   context.CancelFunc
+	// progress counts the bytes of the task's transfer that crossed the
+	// channel so far (read by JobProgress while it runs).
+	progress atomic.Int64
 }
 
 func (e *Executor) handle(k TaskKey) *handle {
@@ -129,6 +135,15 @@ func (e *Executor) Do(ctx context.Context, spec any) (any, error) {
 		return fi.Size(), nil
 	case JobSourceSend:
 		return e.sourceSend(ctx, j)
+	case JobProgress:
+		// A released task has no handle left: do not make one.
+		e.mu.Lock()
+		h := e.handles[j.Key]
+		e.mu.Unlock()
+		if h == nil {
+			return int64(0), nil
+		}
+		return h.progress.Load(), nil
 	case JobRemove:
 		for _, f := range j.Files {
 			if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {

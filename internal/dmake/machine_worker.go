@@ -390,12 +390,29 @@ func (w *Worker) pollTask(p loop.Peer, c *wconn, m *Message, now time.Time) {
 		w.sendLine(p, CmdInfo, "poll-task: unknown task "+m.Arg(0))
 		return
 	}
-	runtime := marshal.Float(now.Sub(t.started).Seconds())
+	if (t.typ == TypeNetsink || t.typ == TypeNetsource) && t.slotted && !t.finished {
+		// The transfer runs: its executor knows how far it got.
+		w.job(p, t.id, "progress", JobProgress{Key: TaskKey{p, t.id}})
+		return
+	}
+	w.taskInfo(p, t, now)
+}
+
+// taskInfo sends a task's task-info: task_info_copy for a transfer (the
+// bytes that crossed the channel so far, and their rate over the task's
+// runtime), task_info otherwise.
+func (w *Worker) taskInfo(p loop.Peer, t *wtask, now time.Time) {
+	secs := now.Sub(t.started).Seconds()
+	runtime := marshal.Float(secs)
 	var d marshal.Dict
 	switch t.typ {
 	case TypeNetsink, TypeNetsource:
+		var bw marshal.Value = marshal.None{}
+		if t.progress > 0 && secs > 0 {
+			bw = marshal.Float(float64(t.progress) / secs)
+		}
 		d = marshal.Dict{
-			{Key: marshal.Str("copy_bw"), Value: marshal.None{}},
+			{Key: marshal.Str("copy_bw"), Value: bw},
 			{Key: marshal.Str("progress"), Value: marshal.Int(t.progress)},
 			{Key: marshal.Str("runtime"), Value: runtime},
 			{Key: marshal.Str("type"), Value: marshal.Str(t.typ)},
@@ -507,6 +524,17 @@ func (w *Worker) result(ev loop.Event[Message]) {
 		return
 	}
 	t := c.tasks[ref.task]
+	if ref.kind == "progress" {
+		if t == nil {
+			w.sendLine(ref.peer, CmdInfo, "poll-task: task "+ref.task+" ended")
+			return
+		}
+		if n, ok := ev.Result.(int64); ok && ev.Err == nil && n > t.progress {
+			t.progress = n
+		}
+		w.taskInfo(ref.peer, t, ev.Now)
+		return
+	}
 	if t == nil || t.job != ev.Job {
 		return
 	}

@@ -62,6 +62,9 @@ type (
 		Transfer string
 		Compress bool
 	}
+	// JobProgress reads how many bytes of the task's transfer crossed the
+	// channel so far (Result: int64).
+	JobProgress struct{ Key TaskKey }
 	// JobRemove removes files (Result: nil).
 	JobRemove struct {
 		Key   TaskKey

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/loop"
 )
 
@@ -37,9 +38,19 @@ type WorkerOptions struct {
 	FreeSpace   func(dir string) (int64, error)
 	DiskCheck   time.Duration
 	CutTransfer int64
-	Version     string
+	// Throttle bounds every outgoing transfer to that many bytes per
+	// second (fault injection, 0: none).
+	Throttle int64
+	Version  string
 	// Ready, if set, receives the listening address once the worker listens.
 	Ready func(addr string)
+	// Registry, if set, is where the worker binds itself as an fdmworker
+	// (see WorkerAOR), again every Rebind (DefaultRebind if 0), and unbinds
+	// itself when ctx ends. Advertise is the host masters dial ("" for the
+	// listener's, or the machine's name when that is unspecified).
+	Registry  Registry
+	Rebind    time.Duration
+	Advertise string
 }
 
 // RunWorker runs a worker until ctx ends.
@@ -79,6 +90,15 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 		}
 	}
 	host, _, _ := net.SplitHostPort(ln.Addr().String())
+	var aor wire.AOR
+	if o.Registry != nil {
+		if aor, err = WorkerAOR(advertised(ln, o.Advertise)); err != nil {
+			ln.Close()
+			return err
+		}
+		// The name server's pings come to the worker's own port.
+		ln = newSniffListener(ln, sniffWait)
+	}
 	ln = cmt.AllowListener(ln, al, func(remote net.Addr) {
 		log.Warn("dmake worker: refused a connection", "remote", remote.String(), "allow", al.String())
 	})
@@ -88,7 +108,7 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 	if o.DiskCheck > 0 && o.DiskCheck < tick {
 		tick = o.DiskCheck
 	}
-	ex := &Executor{Self: self, ListenHost: host, FreeSpace: o.FreeSpace, CutTransfer: o.CutTransfer}
+	ex := &Executor{Self: self, ListenHost: host, FreeSpace: o.FreeSpace, CutTransfer: o.CutTransfer, Throttle: o.Throttle}
 	d := loop.New(loop.Config[Message]{
 		Name: "dmake worker", Machine: m, Logger: log,
 		Listeners: map[string]loop.Listener[Message]{"master": loop.NetListener[Message](ln, Codec{}, loop.StreamConfig{})},
@@ -98,7 +118,19 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 	if o.Ready != nil {
 		o.Ready(ln.Addr().String())
 	}
-	return d.Run(ctx)
+	if o.Registry == nil {
+		return d.Run(ctx)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	registered := make(chan struct{})
+	go func() {
+		defer close(registered)
+		register(rctx, o.Registry, aor, o.Rebind, log)
+	}()
+	err = d.Run(ctx)
+	stop()
+	<-registered
+	return err
 }
 
 // MasterOptions configure a master process.

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,16 +40,40 @@ func (e *Executor) sinkListen(j JobSinkListen) (any, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// countingReader counts the bytes read through it.
+// countingReader counts the bytes read through it, in n and in progress.
 type countingReader struct {
-	r io.Reader
-	n int64
+	r        io.Reader
+	n        int64
+	progress *atomic.Int64
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	c.progress.Add(int64(n))
 	return n, err
+}
+
+// progressChunk is how much a plain transfer moves between two updates
+// of its progress (each chunk is one sendfile or splice loop).
+const progressChunk = 1 << 20
+
+// copyChunks copies src to dst to the end in chunks of progressChunk,
+// adding each to progress; dst's ReadFrom (sendfile, splice) still applies
+// since io.CopyN hands it an *io.LimitedReader.
+func copyChunks(dst io.Writer, src io.Reader, progress *atomic.Int64) (int64, error) {
+	var total int64
+	for {
+		n, err := io.CopyN(dst, src, progressChunk)
+		total += n
+		progress.Add(n)
+		if errors.Is(err, io.EOF) {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
 }
 
 func (e *Executor) sinkReceive(ctx context.Context, j JobSinkReceive) (any, error) {
@@ -91,7 +116,7 @@ func (e *Executor) sinkReceive(ctx context.Context, j JobSinkReceive) (any, erro
 		return nil, err
 	}
 	tmp := f.Name()
-	cr := &countingReader{r: conn}
+	cr := &countingReader{r: conn, progress: &h.progress}
 	var received int64
 	if j.Compress {
 		var zr io.ReadCloser
@@ -106,7 +131,7 @@ func (e *Executor) sinkReceive(ctx context.Context, j JobSinkReceive) (any, erro
 		received = cr.n
 	} else {
 		// Plain: the kernel may splice the socket into the file.
-		received, err = io.Copy(f, conn)
+		received, err = copyChunks(f, conn, &h.progress)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -124,25 +149,54 @@ func (e *Executor) sinkReceive(ctx context.Context, j JobSinkReceive) (any, erro
 	return SinkDone{Bytes: received}, nil
 }
 
-// countingWriter counts the bytes written through it, and with limit > 0
-// fails once limit bytes went through (fault injection).
+// countingWriter counts the bytes written through it (in n and in
+// progress); with limit > 0 it fails once limit bytes went through, with
+// rate > 0 it writes at most rate bytes per second (fault injection).
 type countingWriter struct {
-	w     io.Writer
-	n     int64
-	limit int64
+	w        io.Writer
+	n        int64
+	limit    int64
+	rate     int64
+	start    time.Time
+	progress *atomic.Int64
 }
 
 var errCut = errors.New("dmake: transfer cut (fault injection)")
 
 func (c *countingWriter) Write(p []byte) (int, error) {
+	if c.rate > 0 {
+		// Write in pieces of a tenth of a second each, sleeping until
+		// the rate allows them.
+		done := 0
+		for done < len(p) {
+			k := min(len(p)-done, int(max(c.rate/10, 1)))
+			if c.start.IsZero() {
+				c.start = time.Now()
+			}
+			due := c.start.Add(time.Duration(float64(c.n+int64(k)) / float64(c.rate) * float64(time.Second)))
+			time.Sleep(time.Until(due))
+			n, err := c.write(p[done : done+k])
+			done += n
+			if err != nil {
+				return done, err
+			}
+		}
+		return done, nil
+	}
+	return c.write(p)
+}
+
+func (c *countingWriter) write(p []byte) (int, error) {
 	if c.limit > 0 && c.n+int64(len(p)) > c.limit {
 		k := c.limit - c.n
 		n, _ := c.w.Write(p[:k])
 		c.n += int64(n)
+		c.progress.Add(int64(n))
 		return n, errCut
 	}
 	n, err := c.w.Write(p)
 	c.n += int64(n)
+	c.progress.Add(int64(n))
 	return n, err
 }
 
@@ -189,12 +243,12 @@ func (e *Executor) sourceSend(ctx context.Context, j JobSourceSend) (any, error)
 	if string(echo) != j.Transfer {
 		return nil, errors.New("dmake: netsource: the netsink echoed another key")
 	}
-	cw := &countingWriter{w: conn}
+	cw := &countingWriter{w: conn, rate: e.Throttle, progress: &h.progress}
 	if e.CutTransfer > 0 && e.cut.CompareAndSwap(false, true) {
 		cw.limit = e.CutTransfer
 	}
 	var sent int64
-	if j.Compress || cw.limit > 0 {
+	if j.Compress || cw.limit > 0 || cw.rate > 0 {
 		bw := bufio.NewWriterSize(cw, 1<<16)
 		if j.Compress {
 			zw, _ := zlib.NewWriterLevel(bw, zlib.BestSpeed)
@@ -211,7 +265,7 @@ func (e *Executor) sourceSend(ctx context.Context, j JobSourceSend) (any, error)
 		sent = cw.n
 	} else {
 		// Plain: the kernel may send the file itself (sendfile).
-		sent, err = io.Copy(conn, f)
+		sent, err = copyChunks(conn, f, &h.progress)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("dmake: netsource sending %s: %w", j.Path, err)

@@ -22,7 +22,7 @@ import (
 //	close peer=N           its connection closes
 //	recv peer=N            the input's lines arrive, as bytes on the wire
 //	result job=N           the job's result: "pid P", "exit CODE [OUT [ERR]]", "port P",
-//	                       "sink BYTES", "mismatch", "size N", "sent N", "data TEXT",
+//	                       "sink BYTES", "mismatch", "size N", "sent N", "progress N", "data TEXT",
 //	                       "free MB", "facts DISKMB [TMPBYTES TMPFILES]", "ok", "err TEXT"
 type workerHarness struct{}
 
@@ -81,7 +81,7 @@ func (workerHarness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[
 			ev.Result = SinkDone{Bytes: n(1)}
 		case "mismatch":
 			ev.Result = SinkDone{Mismatch: true}
-		case "size", "sent":
+		case "size", "sent", "progress":
 			ev.Result = n(1)
 		case "free":
 			ev.Result = n(1) << 20

@@ -147,6 +147,25 @@ type Driver struct {
 	// and not yet back on the loop.
 	screening atomic.Int64
 	screen    *screeners
+	// st is the crawl store while Run runs (WithStore); Run clears it,
+	// under the write lock, before it closes the store.
+	stMu sync.RWMutex
+	st   *store.Store
+}
+
+// ErrNotRunning is WithStore's error when the driver does not run.
+var ErrNotRunning = errors.New("nodesched: the node scheduler is not running")
+
+// WithStore runs fn on the crawl store while Run runs (readers only: the
+// web analyzer's dump of the link graph); Run does not close the store
+// before fn returns.
+func (d *Driver) WithStore(fn func(st *store.Store) error) error {
+	d.stMu.RLock()
+	defer d.stMu.RUnlock()
+	if d.st == nil {
+		return ErrNotRunning
+	}
+	return fn(d.st)
 }
 
 // siteStatsEvery bounds how often the event loop copies the per-site
@@ -330,6 +349,14 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 			}
 		}()
 	}
+	d.stMu.Lock()
+	d.st = st
+	d.stMu.Unlock()
+	defer func() {
+		d.stMu.Lock()
+		d.st = nil
+		d.stMu.Unlock()
+	}()
 	tr := fetch.NewTransport(fetch.Options{Dial: d.dial, MaxIdleConnsPerHost: 4, TLSConfig: d.cfg.TLSConfig})
 	d.tr.Store(tr)
 	defer tr.CloseIdleConnections()

@@ -39,7 +39,29 @@ type BuildOptions struct {
 	Incremental bool
 	// SortMB is the memory of each sort (jsort2's -S; default 200).
 	SortMB int
+	// Stage picks the part of the analysis the build file holds (StageAll
+	// by default).
+	Stage Stage
 }
+
+// Stage is a part of the analysis: Run builds the compaction and the
+// normalization first, then the rest, which reuses the previous run's
+// static rank when the graph it is computed from did not change.
+type Stage int
+
+const (
+	// StageAll is the whole analysis in one build.
+	StageAll Stage = iota
+	// StageCompact is the log compaction and the link normalization: it
+	// keeps the compacted tables and links.final on worker 0.
+	StageCompact
+	// StageRank is the rest, from links.final and the compacted tables on
+	// worker 0: static rank, site rank, anchor text.
+	StageRank
+	// StageReuseRank is StageRank with rank.final already on worker 0
+	// (the previous run's, over the same graph): no rank iteration.
+	StageReuseRank
+)
 
 func (o *BuildOptions) defaults() {
 	if o.Rounds <= 0 {
@@ -104,44 +126,90 @@ func BuildFile(o BuildOptions) (string, int, error) {
 	}
 	w := &buildWriter{sort: fmt.Sprintf("-S %dM -T .", o.SortMB)}
 	fmt.Fprintf(&w.b, "# trawl web analyzer: %d rounds, damping %g, %d partitions, incremental %v\ndir .\n", o.Rounds, o.Damping, o.Partitions, o.Incremental)
+	compact, rest := o.Stage == StageAll || o.Stage == StageCompact, o.Stage != StageCompact
+	if compact {
+		for _, t := range InputTables {
+			if t != TableEqRepr {
+				fmt.Fprintf(&w.b, "file new.%s 0\n", t)
+			}
+			if o.Incremental && t != TableEqRepr {
+				fmt.Fprintf(&w.b, "file old.%s 0\n", t)
+			}
+		}
+	} else {
+		for _, f := range []string{OutLinks, Compacted(TableNoLinks), Compacted(TableSiteMap)} {
+			fmt.Fprintf(&w.b, "file %s 0\n", f)
+		}
+		if o.Stage == StageReuseRank {
+			fmt.Fprintf(&w.b, "file %s 0\n", OutRank)
+		}
+	}
+	for _, k := range Kept() {
+		isState := k == OutLinks || strings.HasPrefix(k, "c.")
+		if o.Stage == StageAll || isState == (o.Stage == StageCompact) {
+			fmt.Fprintf(&w.b, "keep %s 0\n", k)
+		}
+	}
+	if compact {
+		w.compact(o)
+	}
+	if rest {
+		w.rank(o, fv)
+	}
+	return w.b.String(), w.n, nil
+}
+
+// compact adds the log compaction and the normalization (up to
+// links.final).
+func (w *buildWriter) compact(o BuildOptions) {
 	ins := func(t string) []string {
 		if o.Incremental {
 			return []string{"new." + t, "old." + t}
 		}
 		return []string{"new." + t}
 	}
-	for _, t := range InputTables {
-		if t != TableEqRepr {
-			fmt.Fprintf(&w.b, "file new.%s 0\n", t)
+	// sortLog sorts a log table into out: a full run sorts new.<t>; an
+	// incremental one sorts only new.<t> (what changed) and merges it with
+	// old.<t>, the previous run's compacted table, which is sorted the same
+	// way already. The table engine orders records totally (keys, then the
+	// whole record; with -u the first input's record of a key wins), so
+	// the merge gives the bytes a sort of both would.
+	sortLog := func(name, keys, t, out string) {
+		if !o.Incremental {
+			w.sortT(name, keys, ins(t), out)
+			return
 		}
-		if o.Incremental && t != TableEqRepr {
-			fmt.Fprintf(&w.b, "file old.%s 0\n", t)
-		}
-	}
-	for _, k := range Kept() {
-		fmt.Fprintf(&w.b, "keep %s 0\n", k)
+		w.sortT(name+"_new", keys, []string{"new." + t}, t+".n")
+		w.target(name, []string{t + ".n", "old." + t}, []string{out},
+			fmt.Sprintf("sort %s -m %s %s.n old.%s -o %s", w.sort, keys, t, t, out))
 	}
 	// Log compaction: deletes, then the "kill" table (deletes, the newest
 	// fetch of every page with links, pages without links) every log is
 	// compacted against.
-	w.sortT("sort_delete", "-k1,1 -k2,2r", ins(TableDelete), "delete.s")
+	sortLog("sort_delete", "-k1,1 -k2,2r", TableDelete, "delete.s")
 	w.target("compact_delete", []string{"delete.s"}, []string{Compacted(TableDelete)},
 		"reduce -i delete.s:2:1 -o c.delete:1:1 -l wamakefileutils.make_unique")
-	w.sortT("sort_links", "-k1,1 -k4,4r", ins(TableLinks), "links.s")
+	sortLog("sort_links", "-k1,1 -k4,4r", TableLinks, "links.s")
 	w.target("link_stamps", []string{"links.s"}, []string{"lstamp.0"},
 		"reduce -i links.s:5:1 -o lstamp:1:1 -l webanalyzer.link_stamps")
 	w.sortT("sort_kill", "-k1,1", append([]string{Compacted(TableDelete), "lstamp.0"}, ins(TableNoLinks)...), "kill.s")
 	w.target("compact_links", []string{"links.s", "kill.s"}, []string{Compacted(TableLinks)},
 		"merge -i links.s:5:1 -i kill.s:2:1 -o c.links:1:1 -l wamakefileutils.logcompact_links -r")
-	w.sortT("sort_no_links", "-k1,1 -k2,2r", ins(TableNoLinks), "no_links.s")
+	sortLog("sort_no_links", "-k1,1 -k2,2r", TableNoLinks, "no_links.s")
 	w.target("compact_no_links", []string{"no_links.s", "kill.s"}, []string{Compacted(TableNoLinks)},
 		"merge -i no_links.s:3:1 -i kill.s:2:1 -o c.no_links:1:1 -l wamakefileutils.logcompact_no_links -r")
-	w.sortT("sort_urieq", "-k2,2 -k3,3r", ins(TableURIEq), "urieq.s")
+	sortLog("sort_urieq", "-k2,2 -k3,3r", TableURIEq, "urieq.s")
 	w.target("compact_urieq", []string{"urieq.s", "kill.s"}, []string{Compacted(TableURIEq)},
 		"merge -i urieq.s:3:2 -i kill.s:2:1 -o c.urieq:1:1 -l wamakefileutils.logcompact_urieq -r")
 	for _, t := range []string{TableURIMap, TableSiteMap} {
-		w.target("compact_"+t, ins(t), []string{Compacted(t)},
-			fmt.Sprintf("sort %s -u -k1,1 %s -o %s", w.sort, strings.Join(ins(t), " "), Compacted(t)))
+		if !o.Incremental {
+			w.target("compact_"+t, ins(t), []string{Compacted(t)},
+				fmt.Sprintf("sort %s -u -k1,1 new.%s -o %s", w.sort, t, Compacted(t)))
+			continue
+		}
+		w.sortT("sort_"+t+"_new", "-u -k1,1", []string{"new." + t}, t+".n")
+		w.target("compact_"+t, []string{t + ".n", "old." + t}, []string{Compacted(t)},
+			fmt.Sprintf("sort %s -m -u -k1,1 %s.n old.%s -o %s", w.sort, t, t, Compacted(t)))
 	}
 	// Normalization through the equivalence classes.
 	w.target("links_by_to", []string{Compacted(TableLinks)}, []string{"lbt.0"},
@@ -152,7 +220,19 @@ func BuildFile(o BuildOptions) (string, int, error) {
 	w.target("normalize_link", []string{"lbt.s", "ubc.0"}, []string{"lnorm.0"},
 		"merge -i lbt.s:3:2 -i ubc.0:2:2 -o lnorm:0:1 -l wamakefileutils.normalize_link")
 	w.sortT("sort_links_norm", "-k1,1", []string{"lnorm.0"}, OutLinks)
-	// Static rank.
+}
+
+// rank adds the static rank (unless reused), the site rank and the anchor
+// text.
+func (w *buildWriter) rank(o BuildOptions, fv string) {
+	if o.Stage != StageReuseRank {
+		w.staticRank(o, fv)
+	}
+	w.siteAndAnchors()
+}
+
+// staticRank adds the static rank iteration (rank.final).
+func (w *buildWriter) staticRank(o BuildOptions, fv string) {
 	P := o.Partitions
 	w.target("extract_links", []string{OutLinks}, parts("rls", P),
 		fmt.Sprintf("reduce -i "+OutLinks+":3:1 -o rls:1:%d -l wamakefileutils.extract_links", P))
@@ -186,6 +266,10 @@ func BuildFile(o BuildOptions) (string, int, error) {
 		last = append(last, rank(o.Rounds, p))
 	}
 	w.sortT("rank_final", "-k1,1", last, OutRank)
+}
+
+// siteAndAnchors adds the site rank and the anchor text.
+func (w *buildWriter) siteAndAnchors() {
 	// Site rank.
 	w.target("parse_site", []string{OutRank, Compacted(TableSiteMap)}, []string{"rbs.0"},
 		fmt.Sprintf("merge -i %s:3:1 -i c.sitemap.0:2:1 -o rbs:1:1 -l wamakefileutils.parse_site", OutRank))
@@ -209,5 +293,4 @@ func BuildFile(o BuildOptions) (string, int, error) {
 	w.target("reduce_anchor", []string{"lwf.s", OutRank}, []string{"anchors.0"},
 		fmt.Sprintf("merge -i lwf.s:5:4 -i %s:3:1 -o anchors:0:1 -l wamakefileutils.reduce_anchor_and_add_rank -r", OutRank))
 	w.sortT("anchors_final", "-k1,1", []string{"anchors.0"}, OutAnchors)
-	return w.b.String(), w.n, nil
 }

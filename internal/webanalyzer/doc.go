@@ -41,15 +41,51 @@
 //	stamp     the dump's time (Unix nanoseconds); the next incremental dump takes
 //	          only the records fetched (or first seen) after it
 //
-// The store is opened read-only (store.Options.ReadOnly); Pebble still
-// locks it, so the crawl must not be running while it is dumped.
+// "trawl webanalyzer dump" and "run" open the store read-only
+// (store.Options.ReadOnly); Pebble still locks it, so the crawl must not be
+// running then. Inside trawl run the dump reads the running crawl's own
+// store instead (RunOptions.Dump, nodesched.Driver.WithStore), which the
+// node scheduler does not close before the dump ends.
+//
+// # After each refresh cycle (trawl run)
+//
+// trawl run --webanalyzer on|off|auto (auto: on, except with --once or
+// --demo, and inside a go test binary, which cannot play the table
+// programs) runs the analysis (Auto) with an embedded master and
+// --webanalyzer-workers local workers each time a refresh cycle ends, that
+// is when the sum of the node scheduler's refresh_cycles counters rises
+// above a value it already had (the start of the first cycle is no end).
+// Runs are one at a time; a cycle that ends during a run is analysed by
+// the next one, which sees its changes too. The first run is full, later
+// ones incremental. With on and --once it runs once, when the crawl is
+// complete, before the summary. The crawl's only collection is analysed
+// (a run fails, and says so on the status page, when there are several).
+// Progress lines go to the log at info level ("webanalyzer: ..."); the
+// status page's "Link analysis" section and status.json's "analyses" show
+// the last run: start, duration, incremental or full, pages ranked, links
+// in the compacted link table, links dumped for it, runs, failed runs and
+// the last error. trawl run does not apply the ranks to its index (the
+// index is held open by the feeding); "trawl webanalyzer run" does, on a
+// stopped crawl.
 //
 // # The build
 //
 // BuildFile writes the analysis as a dmake build file (internal/dmake's
 // format); Run dumps, starts an embedded master and local workers (and
-// uses any --worker), runs the build and keeps its results in
-// DATA/webanalyzer/state. The input tables are new.<table> on worker 0,
+// uses any --worker), runs the build in two stages and keeps its results
+// in DATA/webanalyzer/state.
+//
+// Stages. The first build (StageCompact) is the log compaction and the
+// normalization, steps 1 and 2 below, and keeps the compacted tables and
+// links.final on worker 0; the second (StageRank) is steps 3 to 5 from
+// those. The static rank is a function of links.final, of the set of
+// pages without links (the keys of c.no_links.0) and of the rounds,
+// damping and partitions (the state's rank.options file): when an
+// incremental run finds all of them as the last run left them, a refresh
+// that changed the pages' text but not their links, the second build is
+// StageReuseRank, with the last rank.final as an initial file and no
+// iteration; the tables are the ones a full run computes, byte for byte,
+// since the iteration is deterministic. The input tables are new.<table> on worker 0,
 // with old.<table> (the previous run's compacted tables) on an incremental
 // run. The steps, with the tables they make:
 //
@@ -65,7 +101,21 @@
 //     or was fetched again as a page of its own; 3.6.5.1.12-14). urimap and
 //     sitemap are merged with sort -u. These c.<table>.0 files are what
 //     the next run reuses: a run after a refresh cycle dumps only the pages
-//     fetched since, and compaction yields the tables a full dump would.
+//     fetched since, sorts only that dump and merges it (sort -m) with the
+//     previous run's c.<table>.0, which compaction leaves sorted the way
+//     the merge needs (the kill table, one record per page, is sorted
+//     whole); compaction then yields the tables a full dump would, byte
+//     for byte, since the table engine's order is total. Everything after
+//     compaction is global: a link that changed moves the ranks of every
+//     page it reaches, so the rank iteration (about 85 % of a build's
+//     targets and CPU) starts from rank 1 for a fixed number of rounds,
+//     and an incremental run's tables equal a full run's byte for byte.
+//     Starting from the previous run's ranks would need fewer rounds but
+//     give ranks that differ from a full run's in their last digits; that
+//     trade is not made. What an incremental run skips instead is the
+//     iteration over an unchanged graph (see Stages below), besides the
+//     full dump (reading and parsing every stored page) and the sorts of
+//     the old tables (docs/benchmarks.md).
 //  2. Normalization. compact_links projects the links to FROM TO
 //     ANCHORTEXT; urieq_by_class_prep makes CLASS MEMBER; normalize_link
 //     merges the links (by TO) with it (by MEMBER): a link to a duplicate

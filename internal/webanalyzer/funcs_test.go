@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/trawl/trawl/internal/dmake"
 	"github.com/trawl/trawl/internal/marshal"
 	"github.com/trawl/trawl/internal/table"
 )
@@ -109,6 +110,33 @@ func TestBuildFileParses(t *testing.T) {
 		}
 		if c := strings.Count(text, "\ntarget "); c != n {
 			t.Errorf("incremental %v: %d targets, BuildFile says %d", inc, c, n)
+		}
+		// An incremental build sorts only what changed: the previous
+		// run's tables (old.*) are merged (-m), never sorted again.
+		for _, l := range strings.Split(text, "\n") {
+			if strings.Contains(l, "run trawl table sort") && strings.Contains(l, " old.") && !strings.Contains(l, " -m ") {
+				if !strings.Contains(l, "kill.s") {
+					t.Errorf("incremental %v sorts a previous table again: %s", inc, l)
+				}
+			}
+		}
+	}
+	// Each stage is a build of its own that dmake accepts.
+	for _, st := range []Stage{StageAll, StageCompact, StageRank, StageReuseRank} {
+		text, n, err := BuildFile(BuildOptions{Rounds: 3, Partitions: 2, Incremental: true, Stage: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := dmake.ParseBuild(strings.NewReader(text), 1)
+		if err != nil {
+			t.Errorf("stage %d: %v\n%s", st, err, text)
+			continue
+		}
+		if len(b.Targets) != n {
+			t.Errorf("stage %d: %d targets parsed, BuildFile says %d", st, len(b.Targets), n)
+		}
+		if st == StageReuseRank && strings.Contains(text, "sum_linkscore") {
+			t.Errorf("stage %d iterates the rank", st)
 		}
 	}
 	if _, _, err := BuildFile(BuildOptions{Damping: 1.5}); err == nil {

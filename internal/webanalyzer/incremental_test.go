@@ -8,7 +8,10 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,17 +88,35 @@ func (g *graphStore) randomLinks(i int) {
 	}
 }
 
+// childCPU is the CPU time (user and system) of this process's waited-for
+// children so far: the table programs the workers ran.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// testRounds are the rank iteration's rounds and partitions in the tests.
+func testRounds() (rounds, parts int) {
+	if raceEnabled {
+		return 5, 1
+	}
+	return 20, 2
+}
+
 func testRun(t *testing.T, data string, now time.Time, full bool, workers int) (RunStats, time.Duration) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rounds, parts := 20, 2
-	if raceEnabled {
-		rounds, parts = 5, 1
-	}
-	start := time.Now()
+	rounds, parts := testRounds()
+	start, cpu := time.Now(), childCPU()
+	defer func() {
+		t.Logf("run (full %v): %v wall, %v CPU in the table programs", full, time.Since(start), childCPU()-cpu)
+	}()
 	rs, err := Run(context.Background(), RunOptions{Data: data, LocalWorkers: workers, Self: self, Full: full,
 		Now: func() time.Time { return now }, Build: BuildOptions{Rounds: rounds, Partitions: parts},
 		Builder: func(ctx context.Context, b BuildRun) error {
@@ -107,24 +128,27 @@ func testRun(t *testing.T, data string, now time.Time, full bool, workers int) (
 	return rs, time.Since(start)
 }
 
-// TestIncrementalEqualsFull: after a refresh in which 5% of the pages
-// changed (new links, one of them now without links), a few were deleted
-// and a duplicate became a page of its own, the incremental run (the
-// pages fetched since the last run, compacted with the last run's tables)
-// keeps the same tables as a full run over the whole store, except the
-// URI and site maps, which keep the URLs of earlier runs too.
-func TestIncrementalEqualsFull(t *testing.T) {
+// testPages is the size of the incremental tests' graphs.
+func testPages() int {
 	pages := 3000
 	if raceEnabled {
 		pages = 600
 	}
-	data := t.TempDir()
+	if n, err := strconv.Atoi(os.Getenv("TRAWL_WA_PAGES")); err == nil && n > 0 {
+		pages = n // docs/benchmarks.md's measurement
+	}
+	return pages
+}
+
+// firstCrawl writes a crawl of pages pages at t1 into data/node (some
+// duplicates and redirects) and runs the first analysis.
+func firstCrawl(t *testing.T, data string, pages int, t1 time.Time) (*graphStore, RunStats, time.Duration) {
+	t.Helper()
 	st, err := store.Open(filepath.Join(data, "node"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := &graphStore{t: t, st: st, pages: pages, links: map[int][]int{}, rng: rand.New(rand.NewSource(1))}
-	t1 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := 0; i < pages; i++ {
 		switch {
 		case i%50 == 7:
@@ -143,12 +167,68 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	if rs1.Incremental || rs1.Dump.Pages < pages*9/10 {
 		t.Fatalf("first run: %+v", rs1)
 	}
+	return g, rs1, d1
+}
 
-	// The refresh: 5% of the pages change.
-	if st, err = store.Open(filepath.Join(data, "node"), store.Options{}); err != nil {
-		t.Fatal(err)
+// refresh opens the store for a refresh cycle's changes; done closes it.
+func (g *graphStore) refresh(data string) (done func()) {
+	st, err := store.Open(filepath.Join(data, "node"), store.Options{})
+	if err != nil {
+		g.t.Fatal(err)
 	}
 	g.st = st
+	return func() {
+		if err := st.Close(); err != nil {
+			g.t.Fatal(err)
+		}
+	}
+}
+
+// equalToFull keeps the state's tables, runs a full analysis of the same
+// store and checks that it keeps the same tables, except the URI and site
+// maps, which keep the URLs of earlier runs too; none but those of emptyOK
+// may be empty.
+func equalToFull(t *testing.T, data string, now time.Time, emptyOK ...string) (RunStats, time.Duration) {
+	t.Helper()
+	inc := map[string][]byte{}
+	var err error
+	for _, f := range Kept() {
+		if inc[f], err = os.ReadFile(filepath.Join(StateDir(data), f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs3, d3 := testRun(t, data, now, true, 1)
+	for _, f := range Kept() {
+		if f == Compacted(TableURIMap) || f == Compacted(TableSiteMap) {
+			continue
+		}
+		full, err := os.ReadFile(filepath.Join(StateDir(data), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(full, inc[f]) {
+			t.Errorf("%s: incremental (%d bytes) and full run (%d bytes) differ", f, len(inc[f]), len(full))
+		}
+		if len(full) == 0 && !slices.Contains(emptyOK, f) {
+			t.Errorf("%s is empty", f)
+		}
+	}
+	return rs3, d3
+}
+
+// TestIncrementalEqualsFull: after a refresh in which 5% of the pages
+// changed (new links, one of them now without links), a few were deleted
+// and a duplicate became a page of its own, the incremental run (the
+// pages fetched since the last run, compacted with the last run's tables)
+// keeps the same tables as a full run over the whole store.
+func TestIncrementalEqualsFull(t *testing.T) {
+	pages := testPages()
+	data := t.TempDir()
+	t1 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	g, rs1, d1 := firstCrawl(t, data, pages, t1)
+
+	// The refresh: 5% of the pages change.
+	done := g.refresh(data)
 	t2 := t1.Add(48 * time.Hour)
 	changed := 0
 	for i := 0; i < pages; i += 20 {
@@ -166,35 +246,61 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	}
 	g.links[7] = []int{1, 2, 3}
 	g.putPage(7, t2) // was a duplicate of page 6
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
+	done()
 	rs2, d2 := testRun(t, data, t2.Add(24*time.Hour), false, 1)
-	if !rs2.Incremental || rs2.Dump.Pages+rs2.Dump.Deletes != changed+1 {
-		t.Fatalf("second run: incremental %v, %d pages and %d deletes dumped, want %d", rs2.Incremental, rs2.Dump.Pages, rs2.Dump.Deletes, changed+1)
+	if !rs2.Incremental || rs2.RankReused || rs2.Dump.Pages+rs2.Dump.Deletes != changed+1 {
+		t.Fatalf("second run: incremental %v, rank reused %v, %d pages and %d deletes dumped, want %d",
+			rs2.Incremental, rs2.RankReused, rs2.Dump.Pages, rs2.Dump.Deletes, changed+1)
 	}
-	inc := map[string][]byte{}
-	for _, f := range Kept() {
-		if inc[f], err = os.ReadFile(filepath.Join(StateDir(data), f)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rs3, d3 := testRun(t, data, t2.Add(24*time.Hour), true, 1)
+	rs3, d3 := equalToFull(t, data, t2.Add(24*time.Hour))
 	t.Logf("%d pages: first run %v (dump %v); incremental %v (dump %v, %d pages); full %v (dump %v)",
 		pages, d1, rs1.DumpTime, d2, rs2.DumpTime, rs2.Dump.Pages, d3, rs3.DumpTime)
-	for _, f := range Kept() {
-		if f == Compacted(TableURIMap) || f == Compacted(TableSiteMap) {
-			continue
+}
+
+// TestIncrementalKeepsRank: a refresh in which 5% of the pages were
+// fetched again with the same links (their text changed) leaves the link
+// graph as it was: the incremental run keeps the last static rank instead
+// of iterating again (a fraction of the targets), and its tables still
+// equal a full run's.
+func TestIncrementalKeepsRank(t *testing.T) {
+	pages := testPages()
+	if raceEnabled {
+		pages /= 2 // three analyses of race-built table programs
+	}
+	data := t.TempDir()
+	t1 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	g, rs1, d1 := firstCrawl(t, data, pages, t1)
+	done := g.refresh(data)
+	t2 := t1.Add(48 * time.Hour)
+	changed := 0
+	for i := 3; i < pages; i += 20 {
+		if _, ok := g.links[i]; ok {
+			g.putPage(i, t2) // same links, fetched again
+			changed++
 		}
-		full, err := os.ReadFile(filepath.Join(StateDir(data), f))
+	}
+	done()
+	rs2, d2 := testRun(t, data, t2.Add(24*time.Hour), false, 1)
+	if !rs2.Incremental || !rs2.RankReused || rs2.Dump.Pages != changed {
+		t.Fatalf("second run: incremental %v, rank reused %v, %d pages dumped, want %d", rs2.Incremental, rs2.RankReused, rs2.Dump.Pages, changed)
+	}
+	// No rank iteration: only the compaction and the site and anchor steps.
+	rounds, parts := testRounds()
+	want := 0
+	for _, st := range []Stage{StageCompact, StageReuseRank} {
+		_, n, err := BuildFile(BuildOptions{Rounds: rounds, Partitions: parts, Incremental: true, Stage: st})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(full, inc[f]) {
-			t.Errorf("%s: incremental (%d bytes) and full run (%d bytes) differ", f, len(inc[f]), len(full))
-		}
-		if len(full) == 0 {
-			t.Errorf("%s is empty", f)
-		}
+		want += n
 	}
+	if rs2.Targets != want || rs2.Targets >= rs1.Targets {
+		t.Errorf("the incremental run had %d targets (want %d), the first %d", rs2.Targets, want, rs1.Targets)
+	}
+	rs3, d3 := equalToFull(t, data, t2.Add(24*time.Hour), Compacted(TableDelete)) // nothing was deleted
+	if rs3.RankReused {
+		t.Error("a full run reused the rank")
+	}
+	t.Logf("%d pages: first run %v (%d targets); incremental, rank kept %v (%d targets, %d pages dumped); full %v (%d targets)",
+		pages, d1, rs1.Targets, d2, rs2.Targets, rs2.Dump.Pages, d3, rs3.Targets)
 }

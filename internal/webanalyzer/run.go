@@ -1,6 +1,7 @@
 package webanalyzer
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +47,10 @@ type RunOptions struct {
 	Self string
 	// Full ignores the previous run's state: everything is dumped again.
 	Full bool
+	// Dump, if set, dumps the crawl's link graph into dir instead of
+	// opening Data/node (trawl run dumps from its running crawl's store);
+	// since is zero for a full dump.
+	Dump func(dir string, since, now time.Time) (DumpStats, error)
 	// Tables, if set, is a dump directory (Dump's layout) to analyse
 	// instead of dumping the crawl store; with a previous state, it holds
 	// what changed since.
@@ -64,10 +71,13 @@ type RunOptions struct {
 // RunStats is what a run did.
 type RunStats struct {
 	Incremental bool
-	Dump        DumpStats
-	Targets     int
-	DumpTime    time.Duration
-	BuildTime   time.Duration
+	// RankReused: the link graph was the last run's, whose static rank
+	// was kept instead of iterated again.
+	RankReused bool
+	Dump       DumpStats
+	Targets    int
+	DumpTime   time.Duration
+	BuildTime  time.Duration
 }
 
 // Dir returns the web analyzer's directory under a data directory.
@@ -166,6 +176,10 @@ func Run(ctx context.Context, o RunOptions) (RunStats, error) {
 				return rs, err
 			}
 		}
+	} else if o.Dump != nil {
+		if ds, err = o.Dump(dumpDir, since, start); err != nil {
+			return rs, err
+		}
 	} else if ds, err = DumpData(o.Data, o.Collection, dumpDir, since, start); err != nil {
 		return rs, err
 	}
@@ -182,36 +196,132 @@ func Run(ctx context.Context, o RunOptions) (RunStats, error) {
 			}
 		}
 	}
-	bo := o.Build
-	bo.Incremental = rs.Incremental
-	text, n, err := BuildFile(bo)
-	if err != nil {
-		return rs, err
-	}
-	rs.Targets = n
-	if err := os.WriteFile(filepath.Join(work, "build.dmake"), []byte(text), 0o644); err != nil {
-		return rs, fmt.Errorf("webanalyzer: %w", err)
-	}
-	bstart := time.Now()
 	if o.Builder == nil {
 		return rs, errors.New("webanalyzer: no Builder to run the build with")
 	}
-	var done atomic.Int64
-	targetDone := func() {
-		if d := done.Add(1); d%25 == 0 || int(d) == n {
-			progress("build: %d/%d targets done", d, n)
+	bo := o.Build
+	bo.Incremental = rs.Incremental
+	bo.defaults()
+	bstart := time.Now()
+	// Two builds: the compaction and normalization, then the rest, which
+	// reuses the last static rank when its graph did not change.
+	build := func(stage Stage, what string) error {
+		bo.Stage = stage
+		text, n, err := BuildFile(bo)
+		if err != nil {
+			return err
+		}
+		rs.Targets += n
+		if err := os.WriteFile(filepath.Join(work, what+".dmake"), []byte(text), 0o644); err != nil {
+			return fmt.Errorf("webanalyzer: %w", err)
+		}
+		var done atomic.Int64
+		targetDone := func() {
+			if d := done.Add(1); d%25 == 0 || int(d) == n {
+				progress("build: %s: %d/%d targets done", what, d, n)
+			}
+		}
+		if err := o.Builder(ctx, BuildRun{Work: work, Text: text, Local: o.LocalWorkers, Remote: o.Workers,
+			Self: o.Self, Slots: o.Slots, Logger: log, TargetDone: targetDone}); err != nil {
+			return fmt.Errorf("webanalyzer: build (%s): %w", what, err)
+		}
+		return nil
+	}
+	if err := build(StageCompact, "compaction"); err != nil {
+		return rs, err
+	}
+	opts := rankOptions(bo)
+	rank := StageRank
+	if rs.Incremental {
+		same, err := sameGraph(state, w0, opts)
+		if err != nil {
+			return rs, err
+		}
+		if same {
+			if err := linkOrCopy(filepath.Join(state, OutRank), filepath.Join(w0, OutRank)); err != nil {
+				return rs, err
+			}
+			rank, rs.RankReused = StageReuseRank, true
+			progress("build: the link graph did not change: the last static rank stands")
 		}
 	}
-	if err := o.Builder(ctx, BuildRun{Work: work, Text: text, Local: o.LocalWorkers, Remote: o.Workers,
-		Self: o.Self, Slots: o.Slots, Logger: log, TargetDone: targetDone}); err != nil {
-		return rs, fmt.Errorf("webanalyzer: build: %w", err)
+	if err := build(rank, "ranking"); err != nil {
+		return rs, err
 	}
 	rs.BuildTime = time.Since(bstart)
-	progress("build: %d targets in %v", n, rs.BuildTime.Round(time.Millisecond))
+	progress("build: %d targets in %v", rs.Targets, rs.BuildTime.Round(time.Millisecond))
+	if err := os.WriteFile(filepath.Join(w0, RankOptionsFile), []byte(opts), 0o644); err != nil {
+		return rs, fmt.Errorf("webanalyzer: %w", err)
+	}
 	if err := saveState(w0, state, start); err != nil {
 		return rs, err
 	}
 	return rs, nil
+}
+
+// RankOptionsFile, in the state directory, holds what the static rank
+// there was computed with (rankOptions).
+const RankOptionsFile = "rank.options"
+
+func rankOptions(bo BuildOptions) string {
+	return fmt.Sprintf("rounds %d damping %s partitions %d\n", bo.Rounds, strconv.FormatFloat(bo.Damping, 'g', -1, 64), bo.Partitions)
+}
+
+// sameGraph reports whether the static rank of the state directory was
+// computed with opts from the graph worker 0 now holds: the same
+// links.final, byte for byte, and the same pages without links (the keys
+// of c.no_links.0; their timestamps do not enter the rank).
+func sameGraph(state, w0, opts string) (bool, error) {
+	if b, err := os.ReadFile(filepath.Join(state, RankOptionsFile)); err != nil || string(b) != opts {
+		return false, nil
+	}
+	if !haveAll(state, []string{OutRank, OutLinks, Compacted(TableNoLinks)}) {
+		return false, nil
+	}
+	same, err := sameLines(filepath.Join(state, OutLinks), filepath.Join(w0, OutLinks), func(l string) string { return l })
+	if err != nil || !same {
+		return false, err
+	}
+	key := func(l string) string {
+		if i := strings.IndexByte(l, ' '); i >= 0 {
+			return l[:i]
+		}
+		return l
+	}
+	return sameLines(filepath.Join(state, Compacted(TableNoLinks)), filepath.Join(w0, Compacted(TableNoLinks)), key)
+}
+
+// sameLines reports whether two files have the same lines once each is
+// mapped through f.
+func sameLines(a, b string, f func(string) string) (bool, error) {
+	fa, err := os.Open(a)
+	if err != nil {
+		return false, fmt.Errorf("webanalyzer: %w", err)
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return false, fmt.Errorf("webanalyzer: %w", err)
+	}
+	defer fb.Close()
+	sa, sb := bufio.NewScanner(fa), bufio.NewScanner(fb)
+	sa.Buffer(make([]byte, 64<<10), 16<<20)
+	sb.Buffer(make([]byte, 64<<10), 16<<20)
+	for {
+		ma, mb := sa.Scan(), sb.Scan()
+		if ma != mb {
+			return false, nil
+		}
+		if !ma {
+			if err := sa.Err(); err != nil {
+				return false, fmt.Errorf("webanalyzer: %w", err)
+			}
+			return sb.Err() == nil, sb.Err()
+		}
+		if f(sa.Text()) != f(sb.Text()) {
+			return false, nil
+		}
+	}
 }
 
 func haveAll(dir string, files []string) bool {
@@ -233,7 +343,7 @@ func saveState(w0, state string, stamp time.Time) error {
 	if err := os.MkdirAll(next, 0o755); err != nil {
 		return fmt.Errorf("webanalyzer: %w", err)
 	}
-	for _, f := range Kept() {
+	for _, f := range append(Kept(), RankOptionsFile) {
 		if err := linkOrCopy(filepath.Join(w0, f), filepath.Join(next, f)); err != nil {
 			return err
 		}
