@@ -783,11 +783,7 @@ func (m *Machine) Handle(from Peer, msg cmt.Message, now time.Time) error {
 	case *cmt.AdmConfRemove: // 3.1.5.12
 		return m.remove(x.Collection)
 	case *cmt.AdmPreemptSite: // 3.1.5.13
-		if c := m.colls[x.Collection]; c != nil && c.inflight[x.Site] > 0 {
-			err := c.front.Quarantine(x.Site, now, x.Requeue, now)
-			m.pump(c)
-			return err
-		}
+		return m.preempt(x, now) // preempt.go
 	case *cmt.UMReprocessSite: // 3.1.5.14
 		if c := m.colls[x.Collection]; c != nil {
 			return m.reprocess(c, x)
