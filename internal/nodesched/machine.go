@@ -1018,6 +1018,10 @@ func (m *Machine) refresh(c *collection, flags cmt.RefreshFlags, now time.Time) 
 			others = append(others, l)
 		}
 	}
+	// What the cycle that ends counted goes out before the new cycle is
+	// counted (refresh_cycles): the multinode scheduler files a report
+	// under the cycle it knows of.
+	m.reportStats(c)
 	rep, err := c.front.Refresh(now, seeds, func(site, uri string) error {
 		m.resetLists()
 		b := m.st.NewBatch()
