@@ -465,6 +465,8 @@ func (m *MNS) sendStateAfterAdd(id ConnID, col *collection) {
 	switch col.state {
 	case cmt.StateSuspendedUser, cmt.StateSuspendedDisk, cmt.StateSuspendedDelay:
 		m.sendAfterAdd(id, &cmt.AdmConfSuspend{Collection: col.spec.Name, State: col.state})
+	case cmt.StateBlocked, cmt.StateCompactionStart, cmt.StateCompacting: // set by SetState
+		m.sendAfterAdd(id, &cmt.UMConfState{Collection: col.spec.Name, State: col.state})
 	}
 	if col.feeding.all {
 		m.sendAfterAdd(id, &cmt.AdmConfFeedingSuspend{Collection: col.spec.Name, Suspend: true})
