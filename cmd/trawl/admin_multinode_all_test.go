@@ -54,7 +54,8 @@ func TestAdminMultinodeEveryMethod(t *testing.T) {
 	for i, id := range []string{"n1", "n2"} {
 		ip := "127.0.0." + strconv.Itoa(i+2)
 		node, ngot := startRole(t, []string{"node", "--id", id, "--multinode", got[1], "--data", filepath.Join(dir, id),
-			"--listen", "127.0.0.1:0", "--source-ip", ip, "--log-level", "info", "--workers", "8"},
+			"--listen", "127.0.0.1:0", "--source-ip", ip, "--log-level", "info", "--workers", "8",
+			"--stats-interval", "2s"}, // the statistics check waits for a CMD_UM_STAT
 			`trawl node: HTTP interface on http://([0-9.:]+)/`)
 		_, port, _ := strings.Cut(ngot[0], ":")
 		n := strconv.Itoa(i + 1)

@@ -78,6 +78,9 @@ type MachineConfig struct {
 	// LimitCheckInterval is how often (LimitCheckInterval if 0).
 	DiskSpace          DiskSpaceFunc
 	LimitCheckInterval time.Duration
+	// StatsInterval is how often the collections' statistics go to the
+	// multinode scheduler in CMD_UM_STAT (StatsInterval if 0).
+	StatsInterval time.Duration
 	// Offload, if set, runs the storage/uri_dir file work (uridir.go) off
 	// the event loop: the functions in the order given, each after the
 	// store batch it belongs to has committed. It may block while its
@@ -249,7 +252,7 @@ func NewMachine(cfg MachineConfig, now time.Time) (*Machine, error) {
 	m := &Machine{cfg: cfg, st: cfg.Store, log: log, colls: map[string]*collection{},
 		ds: make([]dsStatus, cfg.DupServers), dnsPending: map[string][]dnsWaiter{},
 		nodeIDs: map[string]int64{}, nodeName: map[int64]string{},
-		nextKA: now.Add(cfg.keepAlive()), nextQuarantine: now.Add(QuarantineInterval), nextStats: now.Add(StatsInterval)}
+		nextKA: now.Add(cfg.keepAlive()), nextQuarantine: now.Add(QuarantineInterval), nextStats: now.Add(cfg.statsInterval())}
 	err := m.st.IterRaw(store.SpaceMeta, []byte(nodeIDPrefix), func(k, v []byte) error {
 		id, err := strconv.ParseInt(string(v), 10, 64)
 		if err == nil {

@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/marshal"
+	"github.com/trawl/trawl/internal/store"
 )
 
 // statsOf returns the CMD_UM_STAT dictionaries among outs.
@@ -64,5 +66,39 @@ func TestRefreshReportsTheOldCycleFirst(t *testing.T) {
 	ds = statsOf(m.Outputs())
 	if len(ds) != 1 || statInt(ds[0], "refresh_cycles") != 1 {
 		t.Errorf("the next report should carry the new cycle: %v", ds)
+	}
+}
+
+// TestStatsInterval: MachineConfig.StatsInterval sets how often the
+// statistics go out (StatsInterval when 0).
+func TestStatsInterval(t *testing.T) {
+	st, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	now := time.Unix(1_700_000_000, 0)
+	m, err := NewMachine(MachineConfig{NodeID: "n1", Store: st, StatsInterval: 2 * time.Second}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse("t.xml", []byte(testXML), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddCollection(cfg.Collections[0], now); err != nil {
+		t.Fatal(err)
+	}
+	m.Outputs()
+	for i, tc := range []struct {
+		after time.Duration
+		want  int
+	}{{time.Second, 0}, {2 * time.Second, 1}, {3 * time.Second, 0}, {4 * time.Second, 1}} {
+		if err := m.Tick(now.Add(tc.after)); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(statsOf(m.Outputs())); got != tc.want {
+			t.Errorf("tick %d at +%v: %d CMD_UM_STAT, want %d", i, tc.after, got, tc.want)
+		}
 	}
 }
