@@ -297,17 +297,20 @@ check(g[0] == 1 and "complete" in g[1], "GetGlobalStatistics -> [1, {complete, .
 
 def all_cycles(proxy, attr):
     """attr over every cycle of mc (the cOmPIEtE record of
-    CollectionGetStatistics): the multinode scheduler learns the nodes'
-    counters once a minute, so its split into refresh cycles differs from
-    theirs; the totals do not."""
+    CollectionGetStatistics)."""
     d = marshal.loads(proxy.CollectionGetStatistics("mc").data)
     v = dict(d[b"mc"][1][b"cOmPIEtE"].get(b"continuous", [])).get(attr.encode())
     return v[0] if v else 0
 
 
 def sums():
+    """The whole crawl's and the current cycle's (since CollectionRefetch):
+    each node reports what a cycle counted before it starts the next, and
+    one refetch is one cycle on the multinode scheduler, not one per node."""
     return [(k, all_cycles(M, k), all_cycles(nodes[0], k) + all_cycles(nodes[1], k))
-            for k in ("Downloaded", "Deleted", "Processed")]
+            for k in ("Downloaded", "Deleted", "Processed")] + \
+        [("cur " + k, stat(M, k), stat(nodes[0], k) + stat(nodes[1], k)) for k in ("Downloaded", "Processed")] + \
+        [("cur Epoch", stat(M, "Epoch"), max(stat(nodes[0], "Epoch"), stat(nodes[1], "Epoch")))]
 
 
 last = [None]
@@ -325,7 +328,7 @@ print("sums (name, multinode scheduler, nodes):", last[0], flush=True)
 for s in (by_node[0][0], by_node[1][0]):
     site_stats(M, s)  # from the nodes' CMD_UM_STAT
 for k, m, s in sums():
-    check(m == s and (k != "Downloaded" or m > 0), "%s: %r on the multinode scheduler = %r summed over the nodes" % (k, m, s))
+    check(m == s and (k != "Downloaded" or m > 0), "%s: %r on the multinode scheduler = %r over the nodes" % (k, m, s))
 check(all_cycles(M, "Downloaded") <= farm("/total"), "Downloaded within the farm's %d requests" % farm("/total"))
 
 # --- preempt ------------------------------------------------------------
