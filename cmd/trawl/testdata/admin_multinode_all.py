@@ -304,9 +304,8 @@ def all_cycles(proxy, attr):
 
 
 def sums():
-    """The whole crawl's and the current cycle's (since CollectionRefetch):
-    each node reports what a cycle counted before it starts the next, and
-    one refetch is one cycle on the multinode scheduler, not one per node."""
+    """The whole crawl's and the current cycle's (since CollectionRefetch,
+    one cycle on the multinode scheduler as on each node)."""
     return [(k, all_cycles(M, k), all_cycles(nodes[0], k) + all_cycles(nodes[1], k))
             for k in ("Downloaded", "Deleted", "Processed")] + \
         [("cur " + k, stat(M, k), stat(nodes[0], k) + stat(nodes[1], k)) for k in ("Downloaded", "Processed")] + \
