@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/trawl/trawl/internal/webfarm"
@@ -17,7 +19,8 @@ import (
 // checks each call's effect on the crawl: the farm's request log (which
 // node fetched a site, what was fetched, not fetched or fetched again) and
 // the statistics of the multinode scheduler and of each node scheduler.
-// The script, testdata/admin_multinode_all.py, lists what it checks.
+// The script, testdata/admin_multinode_all.py, lists what it checks; at
+// its end it has node 2 stopped and its sites rerouted to node 1.
 func TestAdminMultinodeEveryMethod(t *testing.T) {
 	py := python(t)
 	// Six plain sites (none of the slow, stalling or trap sites of the
@@ -51,7 +54,8 @@ func TestAdminMultinodeEveryMethod(t *testing.T) {
 	for i, id := range []string{"n1", "n2"} {
 		ip := "127.0.0." + strconv.Itoa(i+2)
 		node, ngot := startRole(t, []string{"node", "--id", id, "--multinode", got[1], "--data", filepath.Join(dir, id),
-			"--listen", "127.0.0.1:0", "--source-ip", ip, "--log-level", "info", "--workers", "8"},
+			"--listen", "127.0.0.1:0", "--source-ip", ip, "--log-level", "info", "--workers", "8",
+			"--stats-interval", "2s"}, // the statistics check waits for a CMD_UM_STAT
 			`trawl node: HTTP interface on http://([0-9.:]+)/`)
 		_, port, _ := strings.Cut(ngot[0], ":")
 		n := strconv.Itoa(i + 1)
@@ -60,12 +64,48 @@ func TestAdminMultinodeEveryMethod(t *testing.T) {
 	}
 	cmd := exec.Command(py, "testdata/admin_multinode_all.py")
 	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	t.Logf("python:\n%s", out)
+	// "STOP NODE2": node 2 stops for good (RerouteNodeScheduler).
+	out := &stopWatcher{on: map[string]func(){"STOP NODE2": procs[2].stop}}
+	cmd.Stdout, cmd.Stderr = out, out
+	err := cmd.Run()
+	t.Logf("python:\n%s", out.String())
 	if err != nil {
 		for _, p := range procs {
 			t.Logf("stderr:\n%s", p.stderr.String())
 		}
 		t.Fatalf("python xmlrpc.client script failed: %v", err)
 	}
+}
+
+// stopWatcher collects a process's output and runs a function, once, when
+// a line equal to one of its keys appears.
+type stopWatcher struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	line []byte
+	on   map[string]func()
+}
+
+func (w *stopWatcher) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(b)
+	for _, c := range b {
+		if c != '\n' {
+			w.line = append(w.line, c)
+			continue
+		}
+		if f := w.on[string(w.line)]; f != nil {
+			delete(w.on, string(w.line))
+			go f()
+		}
+		w.line = w.line[:0]
+	}
+	return len(b), nil
+}
+
+func (w *stopWatcher) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,8 +62,18 @@ func newFarmFixtureConfig(t *testing.T, fc webfarm.Config) *farmFixture {
 			json.NewEncoder(w).Encode(hostLog(farm.Requests(), r.URL.Query().Get("host")))
 			return
 		}
-		n := 0
 		u := r.URL.Query().Get("url")
+		if r.URL.Path == "/remote" { // the client addresses that requested url
+			remotes := []string{}
+			for _, req := range farm.Requests() {
+				if ip, _, err := net.SplitHostPort(req.Remote); err == nil && req.URL == u && !slices.Contains(remotes, ip) {
+					remotes = append(remotes, ip)
+				}
+			}
+			json.NewEncoder(w).Encode(remotes)
+			return
+		}
+		n := 0
 		for _, req := range farm.Requests() {
 			if r.URL.Path == "/total" || req.URL == u {
 				n++

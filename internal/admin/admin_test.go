@@ -158,6 +158,25 @@ func TestEveryMethod(t *testing.T) {
 	_, err = c.CollectionPreemptSite(ctx, "web", "host:99999")
 	wantErr(t, err, true, "bad port")
 
+	// The extensions (extensions.go).
+	must(c.CollectionQuarantineSiteRequeue(ctx, "web", "www.contoso.com", 60))(t)
+	if got := e.fake.Collection("web"); got.Quarantined["www.contoso.com"] != 60 || len(got.Requeued) != 1 {
+		t.Errorf("quarantine with requeue: %+v", got)
+	}
+	_, err = c.CollectionQuarantineSiteRequeue(ctx, "web", "www.contoso.com", -1)
+	wantErr(t, err, true, "must not be negative")
+	must(c.CollectionSetState(ctx, "web", 7))(t)
+	if st := must(c.CollectionGetStatus(ctx, "web"))(t); st != "compacting" || e.fake.Collection("web").State != 7 {
+		t.Errorf("after CollectionSetState 7: status %q, state %d", st, e.fake.Collection("web").State)
+	}
+	must(c.CollectionSetState(ctx, "web", 1))(t)
+	for _, bad := range []int{0, 3, 9} {
+		_, err = c.CollectionSetState(ctx, "web", bad)
+		wantErr(t, err, true, "want 1, 2 or 4-8")
+	}
+	_, err = c.RerouteNodeScheduler(ctx, "n2")
+	wantErr(t, err, true, "not a multinode scheduler")
+
 	e.fake.SetRoute("www.contoso.com", admin.HostPort{Host: "node1", Port: 13000})
 	if hp := must(c.CollectionGetSiteRoutingAddress(ctx, "web", "www.contoso.com"))(t); hp != (admin.HostPort{Host: "node1", Port: 13000}) {
 		t.Errorf("routing = %v", hp)
@@ -272,7 +291,7 @@ func TestEveryMethod(t *testing.T) {
 		t.Errorf("events %d %d", cc, rr)
 	}
 	methods := must(c.ListMethods(ctx))(t)
-	if len(methods) != 34+3+3 {
+	if len(methods) != 34+3+3+3 { // MS-FSCADM, MS-FSCX, system.*, extensions
 		t.Errorf("%d methods: %v", len(methods), methods)
 	}
 	help := must(c.MethodHelp(ctx, "AddURIs"))(t)
@@ -305,6 +324,12 @@ func TestRoles(t *testing.T) {
 	if n := must(e.client.GetSiteManagerNum(ctx))(t); n != 0 {
 		t.Errorf("multinode GetSiteManagerNum = %d", n)
 	}
+	must(e.client.RerouteNodeScheduler(ctx, "n3"))(t)
+	if diff := cmp.Diff([]string{"n3"}, e.fake.Rerouted()); diff != "" {
+		t.Errorf("RerouteNodeScheduler: %s", diff)
+	}
+	_, err = e.client.RerouteNodeScheduler(ctx, "")
+	wantErr(t, err, true, "empty")
 	if d, m := must(e.client.IsDistributed(ctx))(t), must(e.client.IsMultiNodeScheduler(ctx))(t); !d || !m {
 		t.Errorf("multinode: distributed %t multinode %t", d, m)
 	}

@@ -12,7 +12,11 @@
 // [code, value] pairs of the statistics methods) and the fault format
 // (faultCode 1, MS-FSCADM 2.2.7). CollectionAdd parses the MS-FSCCFG XML
 // with internal/config, so a bad configuration gets the same messages as
-// "trawl config check". The Backend only does the work.
+// "trawl config check". The Backend only does the work. A Backend that
+// also implements Extensions gets trawl's three methods beyond the spec
+// (extensions.go: quarantine with requeue, a collection's state, rerouting
+// a dead node scheduler's sites), whose MS-FSCMT messages MS-FSCADM never
+// reaches.
 //
 // A Backend method reports a refusal with Refuse (the reply is the in-band
 // failure of the method's return type: a cresult [0, text], SetLogLevel 0)

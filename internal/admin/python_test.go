@@ -136,7 +136,7 @@ func TestPythonClient(t *testing.T) {
 			[]any{1.0, `CollectionGetStatus: collection "nosuch": no such collection`},
 			[]any{1.0, `unknown method "NoSuchMethod"`},
 		},
-		"methods": 40.0,
+		"methods": 43.0,
 		"ping":    1.0,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

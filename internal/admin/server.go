@@ -90,6 +90,11 @@ func NewServer(b Backend, opts ServerOptions) *Server {
 	for _, m := range methodTable() {
 		s.methods[m.name] = m
 	}
+	if _, ok := b.(Extensions); ok {
+		for _, m := range extensionTable() { // extensions.go
+			s.methods[m.name] = m
+		}
+	}
 	s.addSystemMethods()
 	for n := range s.methods {
 		s.names = append(s.names, n)

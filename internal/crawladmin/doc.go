@@ -46,6 +46,9 @@
 //     given (at start or by CollectionAdd); for a collection the process
 //     got from elsewhere (a node scheduler's, from its multinode
 //     scheduler) the engine writes the configuration it crawls with.
+//   - The methods of admin.Extensions (quarantine with requeue, a
+//     collection's state, rerouting) go to an Engine that also implements
+//     ExtEngine; any other Engine refuses them in band.
 //   - SiteManagerNum is 1: a node scheduler is one site manager.
 //   - ConfigurationChanged rereads the --config files and adds or updates
 //     their collections; ReRegister does nothing (MS-FSCX, the

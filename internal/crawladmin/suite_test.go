@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/crawladmin"
@@ -57,7 +58,8 @@ var suiteMethods = []string{"ping", "GetLogLevel", "SetLogLevel", "IsDistributed
 	"CollectionResume", "CollectionSuspendFeeding", "CollectionResumeFeeding", "CollectionEnableRefreshOnly",
 	"CollectionDisableRefreshOnly", "CollectionGetStatistics", "CollectionGetStatistics2",
 	"CollectionGetSiteStatistics", "GetGlobalStatistics", "CollectionDeleteURIs", "CollectionDeleteURIFile",
-	"CollectionDeleteSite", "CollectionAdd", "CollectionDelete", "ConfigurationChanged", "ReRegister"}
+	"CollectionDeleteSite", "CollectionAdd", "CollectionDelete", "ConfigurationChanged", "ReRegister",
+	"CollectionQuarantineSiteRequeue", "CollectionSetState", "RerouteNodeScheduler"}
 
 func runSuite(t *testing.T, s suite) {
 	ctx := context.Background()
@@ -197,6 +199,36 @@ func runSuite(t *testing.T, s suite) {
 		refused(t, err, "none of the 1 URIs")
 		_, err = cl.CollectionPreemptSite(ctx, none, c.site)
 		fault(t, err, "no such collection")
+	})
+	t.Run("extensions", func(t *testing.T) {
+		text, err := cl.CollectionQuarantineSiteRequeue(ctx, coll, c.site, 1)
+		ok(t, text, err, "Quarantined site "+c.site+" of collection web for 1 seconds, then requeued at the front")
+		_, err = cl.CollectionQuarantineSiteRequeue(ctx, none, c.site, 1)
+		fault(t, err, "no such collection")
+		// CMD_UM_CONF_STATE reaches the node scheduler: it reports the state.
+		text, err = cl.CollectionSetState(ctx, coll, 7)
+		ok(t, text, err, "Collection web set to state 7 (compacting)")
+		deadline := time.Now().Add(5 * time.Second)
+		for st, _ := c.node.CollectionGetStatus(ctx, coll); st.Code() != "compacting" && time.Now().Before(deadline); st, _ = c.node.CollectionGetStatus(ctx, coll) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if st, err := c.node.CollectionGetStatus(ctx, coll); err != nil || st.Code() != "compacting" {
+			t.Errorf("the node scheduler's status after CollectionSetState 7: %v, %v", st.Code(), err)
+		}
+		if st, err := cl.CollectionGetStatus(ctx, coll); err != nil || st != "compacting" {
+			t.Errorf("status after CollectionSetState 7: %q, %v", st, err)
+		}
+		text, err = cl.CollectionSetState(ctx, coll, 1)
+		ok(t, text, err, "set to state 1 (active)")
+		if st, err := cl.CollectionGetStatus(ctx, coll); err != nil || st != "crawling" {
+			t.Errorf("status after CollectionSetState 1: %q, %v", st, err)
+		}
+		text, err = cl.RerouteNodeScheduler(ctx, "gone")
+		if !mns {
+			fault(t, err, "not a multinode scheduler")
+			return
+		}
+		ok(t, text, err, "Rerouted 0 routing attributes of node scheduler gone")
 	})
 	t.Run("Suspend", func(t *testing.T) {
 		text, err := cl.CollectionSuspend(ctx, coll)

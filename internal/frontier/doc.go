@@ -11,7 +11,7 @@
 //	Actions()                   -> what the driver must do: resolve a site's IP
 //	                               (SetIP), ask for a crawl-IP grant (Grant),
 //	                               give one back (CMD_UM_STOP_CRAWL_IP)
-//	Quarantine, SetCrawlDelay, Refresh, Stats
+//	Quarantine, Preempt, SetCrawlDelay, Refresh, Stats
 //
 // and Begin/Tx to put a crawl step's frontier changes (Done plus the links
 // it found) in the same store batch as the driver's URI record and document.

@@ -496,3 +496,53 @@ func TestSiteDelayAndMaxDoc(t *testing.T) {
 		t.Errorf("starts per site (-want +got):\n%s", d)
 	}
 }
+
+// TestPreempt: a preempted site stops at once, whether or not a fetch of it
+// is in flight, gives its slot to the waiting site, and comes back (at the
+// front with requeue) when the pause ends; a site not being crawled is left
+// alone.
+func TestPreempt(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxSites = 1
+	cfg.Delay = 10 * time.Second
+	f, _ := newFrontier(t, cfg)
+	mustAdd(t, f, t0, uris("a", "1", "2", "3")...)
+	mustAdd(t, f, t0, uris("b", "1", "2")...)
+	if ok, err := f.Preempt("b", t0.Add(time.Minute), true, t0); ok || err != nil {
+		t.Fatalf("preempting a site that is not crawled: %v %v", ok, err)
+	}
+	fe, _, _ := f.Next(t0) // a holds the only slot
+	if fe.Site != "a" {
+		t.Fatalf("first fetch from %s", fe.Site)
+	}
+	if err := f.Done(fe, Result{}, t0); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing in flight: a waits for its delay, holding the slot.
+	pause := t0.Add(5 * time.Second)
+	if ok, err := f.Preempt("a", pause, true, t0); !ok || err != nil {
+		t.Fatalf("preempt: %v %v", ok, err)
+	}
+	fe, ok, _ := f.Next(t0)
+	if !ok || fe.Site != "b" {
+		t.Fatalf("after preempting a, the slot should go to b: %+v %v", fe, ok)
+	}
+	// A fetch in flight: b is preempted too, and nothing else starts.
+	if ok, err := f.Preempt("b", pause, false, t0); !ok || err != nil {
+		t.Fatalf("preempt b: %v %v", ok, err)
+	}
+	if err := f.Done(fe, Result{}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if fe, ok, wake := f.Next(t0.Add(4 * time.Second)); ok || !wake.Equal(pause) {
+		t.Fatalf("served during the pause: %+v %v (wake %v)", fe, ok, wake)
+	}
+	// At the end of the pause a, requeued at the front, takes the slot
+	// and is served when its delay has passed.
+	if fe, ok, _ := f.Next(pause); ok {
+		t.Fatalf("served before the delay: %+v", fe)
+	}
+	if fe, ok, _ := f.Next(t0.Add(cfg.Delay)); !ok || fe.URI != "http://a/2" {
+		t.Errorf("after the pause: %+v %v", fe, ok)
+	}
+}

@@ -1,6 +1,7 @@
 package multinode
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -170,6 +171,10 @@ func (m *MNS) keepAliveMissed(id ConnID) bool {
 	return m.fo.misses[id] >= m.cfg.MaxMissedKeepAlives
 }
 
+// ErrNodeConnected is RerouteNode's error for a node scheduler that is
+// registered.
+var ErrNodeConnected = errors.New("multinode: the node scheduler is connected")
+
 // RerouteNode moves every route of node (a node scheduler that will not
 // come back) to the registered node schedulers: the new routes are
 // persisted and announced, the collections' start URIs of the moved sites,
@@ -182,7 +187,7 @@ func (m *MNS) RerouteNode(node string, now time.Time) ([]Action, int, error) {
 		return m.flush(), 0, fmt.Errorf("multinode: empty node identifier")
 	}
 	if _, reg := m.nodes[node]; reg {
-		return m.flush(), 0, fmt.Errorf("multinode: node scheduler %s is connected; stop it before rerouting its sites", node)
+		return m.flush(), 0, fmt.Errorf("%w: %s; stop it before rerouting its sites", ErrNodeConnected, node)
 	}
 	if len(m.nodes) == 0 {
 		return m.flush(), 0, ErrNoNodes

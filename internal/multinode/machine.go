@@ -219,6 +219,8 @@ type collection struct {
 	// gauges are the last values of each node scheduler's gauges
 	// (statGauges), which are summed over the nodes, not over time.
 	gauges map[string]map[string]marshal.Value
+	// cycles are the refresh cycles each node scheduler started (cycles.go).
+	cycles map[string]int64
 }
 
 // statGauges are the keys of CMD_UM_STAT that a node scheduler sends as
@@ -465,6 +467,8 @@ func (m *MNS) sendStateAfterAdd(id ConnID, col *collection) {
 	switch col.state {
 	case cmt.StateSuspendedUser, cmt.StateSuspendedDisk, cmt.StateSuspendedDelay:
 		m.sendAfterAdd(id, &cmt.AdmConfSuspend{Collection: col.spec.Name, State: col.state})
+	case cmt.StateBlocked, cmt.StateCompactionStart, cmt.StateCompacting: // set by SetState
+		m.sendAfterAdd(id, &cmt.UMConfState{Collection: col.spec.Name, State: col.state})
 	}
 	if col.feeding.all {
 		m.sendAfterAdd(id, &cmt.AdmConfFeedingSuspend{Collection: col.spec.Name, Suspend: true})
@@ -597,7 +601,7 @@ func (m *MNS) Receive(id ConnID, msg cmt.Message, now time.Time) []Action {
 		m.uriIn(c, x.Collection, &x.Entry, true, now)
 	case *cmt.UMStat:
 		if col := m.colls[x.Collection]; col != nil && !col.removing {
-			col.stats.Add(col.takeGauges(c.nodeID, x.Stats))
+			col.stats.Add(col.takeGauges(c.nodeID, col.takeCycles(c.nodeID, x.Stats))) // cycles.go
 		} else {
 			m.logf(slog.LevelDebug, "multinode: statistics for an unknown collection ignored", "node", c.nodeID, "collection", x.Collection)
 		}
@@ -1597,7 +1601,7 @@ func (m *MNS) Stats(name string) (marshal.Dict, bool) {
 	if col == nil {
 		return nil, false
 	}
-	return col.withGauges(col.stats.Dict()), true
+	return col.withCycles(col.withGauges(col.stats.Dict())), true
 }
 
 // Route returns the node scheduler and routing attribute of a host in a

@@ -99,6 +99,8 @@ type Config struct {
 	// DiskSpace and LimitCheckInterval: see MachineConfig (limits.go).
 	DiskSpace          DiskSpaceFunc
 	LimitCheckInterval time.Duration
+	// StatsInterval: see MachineConfig.
+	StatsInterval time.Duration
 	// WARC configures WARC writing (warc.go): collections with an enabled
 	// warc section write WARC files whatever it holds; its Dir switches
 	// it on for all. Relative directories are under DataDir.
@@ -393,7 +395,7 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 	m, err := NewMachine(MachineConfig{NodeID: d.cfg.NodeID, AdminHost: d.cfg.AdminHost, AdminPort: d.cfg.AdminPort,
 		DupServers: len(d.cfg.DS), Store: st, Env: env, Logger: d.log, Feeding: fd,
 		KeepAlive: d.cfg.KeepAlive, MaxMissedKeepAlives: d.cfg.MaxMissedKeepAlives,
-		DiskSpace: d.cfg.DiskSpace, LimitCheckInterval: d.cfg.LimitCheckInterval, Offload: offload}, d.now())
+		DiskSpace: d.cfg.DiskSpace, LimitCheckInterval: d.cfg.LimitCheckInterval, StatsInterval: d.cfg.StatsInterval, Offload: offload}, d.now())
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,13 @@ func (c MachineConfig) keepAlive() time.Duration {
 	return KeepaliveInterval
 }
 
+func (c MachineConfig) statsInterval() time.Duration {
+	if c.StatsInterval > 0 {
+		return c.StatsInterval
+	}
+	return StatsInterval
+}
+
 func (c MachineConfig) maxMissed() int {
 	if c.MaxMissedKeepAlives > 0 {
 		return c.MaxMissedKeepAlives

@@ -78,6 +78,9 @@ type MachineConfig struct {
 	// LimitCheckInterval is how often (LimitCheckInterval if 0).
 	DiskSpace          DiskSpaceFunc
 	LimitCheckInterval time.Duration
+	// StatsInterval is how often the collections' statistics go to the
+	// multinode scheduler in CMD_UM_STAT (StatsInterval if 0).
+	StatsInterval time.Duration
 	// Offload, if set, runs the storage/uri_dir file work (uridir.go) off
 	// the event loop: the functions in the order given, each after the
 	// store batch it belongs to has committed. It may block while its
@@ -252,7 +255,7 @@ func NewMachine(cfg MachineConfig, now time.Time) (*Machine, error) {
 	m := &Machine{cfg: cfg, st: cfg.Store, log: log, colls: map[string]*collection{},
 		ds: make([]dsStatus, cfg.DupServers), dnsPending: map[string][]dnsWaiter{},
 		nodeIDs: map[string]int64{}, nodeName: map[int64]string{},
-		nextKA: now.Add(cfg.keepAlive()), nextQuarantine: now.Add(QuarantineInterval), nextStats: now.Add(StatsInterval)}
+		nextKA: now.Add(cfg.keepAlive()), nextQuarantine: now.Add(QuarantineInterval), nextStats: now.Add(cfg.statsInterval())}
 	err := m.st.IterRaw(store.SpaceMeta, []byte(nodeIDPrefix), func(k, v []byte) error {
 		id, err := strconv.ParseInt(string(v), 10, 64)
 		if err == nil {
@@ -787,11 +790,7 @@ func (m *Machine) Handle(from Peer, msg cmt.Message, now time.Time) error {
 	case *cmt.AdmConfRemove: // 3.1.5.12
 		return m.remove(x.Collection)
 	case *cmt.AdmPreemptSite: // 3.1.5.13
-		if c := m.colls[x.Collection]; c != nil && c.inflight[x.Site] > 0 {
-			err := c.front.Quarantine(x.Site, now, x.Requeue, now)
-			m.pump(c)
-			return err
-		}
+		return m.preempt(x, now) // preempt.go
 	case *cmt.UMReprocessSite: // 3.1.5.14
 		if c := m.colls[x.Collection]; c != nil {
 			return m.reprocess(c, x)
@@ -1026,6 +1025,10 @@ func (m *Machine) refresh(c *collection, flags cmt.RefreshFlags, now time.Time) 
 			others = append(others, l)
 		}
 	}
+	// What the cycle that ends counted goes out before the new cycle is
+	// counted (refresh_cycles): the multinode scheduler files a report
+	// under the cycle it knows of.
+	m.reportStats(c)
 	rep, err := c.front.Refresh(now, seeds, func(site, uri string) error {
 		m.resetLists()
 		b := m.st.NewBatch()

@@ -128,7 +128,7 @@ func (m *Machine) Tick(now time.Time) error {
 		}
 	}
 	if !now.Before(m.nextStats) {
-		m.nextStats = now.Add(StatsInterval)
+		m.nextStats = now.Add(m.cfg.statsInterval())
 		for _, name := range m.order {
 			m.reportStats(m.colls[name])
 		}

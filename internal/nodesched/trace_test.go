@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,21 +25,26 @@ import (
 // server): each is one sequence of MS-FSCMT section 3.1, events in,
 // batches out.
 //
-//	new
+//	new [delay=SECONDS]   (c1's delay, 0 when not given)
 //	connect peer=N tag=multinode|dupserver_0
 //	close peer=N | dial-failed tag=multinode|dupserver_0
 //	recv peer=N        one message a line: VERB key=value ...
+//	done job=N [status=S]  fetch N (a "fetch N:" line before) finished
+//	                   with HTTP status S (404 when not given)
 //
 // Message verbs: keepalive; keepalive-ack; ppdup-keepalive-ack; add-route
 // coll site node; uri coll url; dns-reply host ip; start-ip-reply coll ip
-// site allowed=yes|no.
+// site allowed=yes|no; preempt coll site requeue=yes|no; quarantine coll
+// site secs requeue=yes|no; conf-state coll state.
 func TestTraces(t *testing.T) {
-	looptest.Run[cmt.Message](t, "testdata/*.trace", traceHarness{})
+	looptest.Run[cmt.Message](t, "testdata/*.trace", &traceHarness{})
 }
 
-type traceHarness struct{}
+// traceHarness remembers the fetches it printed, for "done".
+type traceHarness struct{ jobs map[uint64]*Job }
 
-func (traceHarness) New(t *testing.T, d *datadriven.TestData) loop.Machine[cmt.Message] {
+func (h *traceHarness) New(t *testing.T, d *datadriven.TestData) loop.Machine[cmt.Message] {
+	h.jobs = nil
 	st, err := store.Open(t.TempDir(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +54,13 @@ func (traceHarness) New(t *testing.T, d *datadriven.TestData) loop.Machine[cmt.M
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse("t.xml", []byte(testXML), nil)
+	xml := testXML
+	if d.HasArg("delay") {
+		var delay string
+		d.ScanArgs(t, "delay", &delay)
+		xml = strings.Replace(xml, `<attrib name="delay" type="real">0</attrib>`, `<attrib name="delay" type="real">`+delay+`</attrib>`, 1)
+	}
+	cfg, err := config.Parse("t.xml", []byte(xml), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +73,7 @@ func (traceHarness) New(t *testing.T, d *datadriven.TestData) loop.Machine[cmt.M
 	return newRunner(drv, m, looptest.Start)
 }
 
-func (traceHarness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[cmt.Message], error) {
+func (h *traceHarness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[cmt.Message], error) {
 	arg := func(key string) string {
 		var s string
 		if d.HasArg(key) {
@@ -77,6 +89,19 @@ func (traceHarness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[c
 	switch d.Cmd {
 	case "connect":
 		return []loop.Event[cmt.Message]{{Kind: loop.Connected, Peer: peer(), Tag: arg("tag")}}, nil
+	case "done":
+		var id, status int
+		d.ScanArgs(t, "job", &id)
+		status = 404
+		if d.HasArg("status") {
+			d.ScanArgs(t, "status", &status)
+		}
+		j := h.jobs[uint64(id)]
+		if j == nil {
+			return nil, fmt.Errorf("no fetch %d", id)
+		}
+		delete(h.jobs, uint64(id))
+		return []loop.Event[cmt.Message]{{Kind: loop.Result, Job: uint64(id), Result: &Outcome{Job: j, Status: status}}}, nil
 	case "close":
 		return []loop.Event[cmt.Message]{{Kind: loop.Closed, Peer: peer(), Err: errors.New("connection reset")}}, nil
 	case "dial-failed":
@@ -109,6 +134,24 @@ func (traceHarness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[c
 					Referrer: cmt.EmptyURIStructure(), Flags: cmt.URIFUnscreened}}
 			case "start-ip-reply":
 				m = &cmt.UMStartCrawlIPReply{Collection: kv["coll"], IP: kv["ip"], Site: kv["site"], Allowed: kv["allowed"] == "yes"}
+			case "preempt":
+				m = &cmt.AdmPreemptSite{Collection: kv["coll"], Site: kv["site"], Requeue: kv["requeue"] == "yes"}
+			case "quarantine":
+				secs, err := strconv.ParseInt(kv["secs"], 10, 64)
+				if err != nil {
+					return nil, err
+				}
+				if kv["requeue"] == "yes" {
+					m = &cmt.UMQuarantineSiteRequeue{Collection: kv["coll"], Site: kv["site"], Seconds: secs}
+				} else {
+					m = &cmt.UMQuarantineSite{Collection: kv["coll"], Site: kv["site"], Seconds: secs}
+				}
+			case "conf-state":
+				st, err := strconv.Atoi(kv["state"])
+				if err != nil {
+					return nil, err
+				}
+				m = &cmt.UMConfState{Collection: kv["coll"], State: cmt.CollectionState(st)}
 			case "dns-reply":
 				m = &cmt.UMDNSReply{Host: kv["host"], Addrs: []cmt.AddrInfo{{Family: 2, SockType: 1, IP: kv["ip"]}},
 					Time: looptest.Start.Unix(), TTL: 86400}
@@ -122,7 +165,7 @@ func (traceHarness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[c
 	return nil, fmt.Errorf("unknown command %s", d.Cmd)
 }
 
-func (traceHarness) Format(b loop.Batch[cmt.Message]) string {
+func (h *traceHarness) Format(b loop.Batch[cmt.Message]) string {
 	var sb strings.Builder
 	for _, r := range b.Persist {
 		switch x := r.(type) {
@@ -136,6 +179,10 @@ func (traceHarness) Format(b loop.Batch[cmt.Message]) string {
 	}
 	for _, j := range b.Work {
 		if job, ok := j.Spec.(*Job); ok {
+			if h.jobs == nil {
+				h.jobs = map[uint64]*Job{}
+			}
+			h.jobs[j.ID] = job
 			fmt.Fprintf(&sb, "fetch %d: %s\n", j.ID, job.Fetch.URI)
 		}
 	}

@@ -228,9 +228,27 @@ u4 = url(E["SITE2"], "/?admin=4")
 call("AddURIs", COLL, 1, [u4])
 time.sleep(2)
 check(count(u4) == 0, "a quarantined site is not crawled")
+# A reprocessed URI is fed again (PPFed grows) from the store: nothing is fetched.
+settle()
+fed = lambda: stats2()["complete"]["PPFed"]
+last = [fed(), time.time()]
+
+
+def fed_quiet():
+    n = fed()
+    if n != last[0]:
+        last[0], last[1] = n, time.time()
+    return time.time() - last[1] >= 1.0
+
+
+wait(fed_quiet, "the feed caught up with the crawl")
+fed0, total0 = last[0], farm("/total")
+check(cresult(call("CollectionReprocessURI", COLL, "", [url(E["SITE0"]), "::bad::"])), "CollectionReprocessURI (skips the invalid URI)")
+wait(lambda: fed() >= fed0 + 1, "the reprocessed URI is fed again")
+check(True, "the reprocessed URI is fed again (PPFed %d -> %d)" % (fed0, fed()))
+check(farm("/total") == total0, "reprocessing fetched nothing")
 check(cresult(call("CollectionReprocessSite", COLL, "", E["SITE0"])), "CollectionReprocessSite")
 check(cresult(call("CollectionReprocessSitePrefix", COLL, E["SITE0"], url(E["SITE0"], "/"), "")), "CollectionReprocessSitePrefix")
-check(cresult(call("CollectionReprocessURI", COLL, "", [url(E["SITE0"]), "::bad::"])), "CollectionReprocessURI (skips the invalid URI)")
 
 # --- deletions ---
 settle()

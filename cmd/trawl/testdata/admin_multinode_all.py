@@ -9,15 +9,16 @@ nodes' admin ports), NODE1IP, NODE2IP (the address each node fetches
 from), FARM (the test's request-log server), SITES (the farm's sites,
 host:port, comma-separated), MCXML (the --config file of collection mc),
 CCXML (the configuration of collection cc), FILES (the directory
-AddURIFile and CollectionDeleteURIFile may read).
+AddURIFile and CollectionDeleteURIFile may read). The script prints
+"STOP NODE2" when the test must stop node 2 for good (the reroute).
 
 Not observable here: what reaches an index. `trawl node` runs no feeding
 chain, so the Reprocess methods and the index side of the deletions are
 checked by their answers only (and that they fetch nothing). The
 multinode scheduler's statistics are compared with the nodes' over the
-whole crawl (cOmPIEtE): it gets the nodes' counters once a minute
-(CMD_UM_STAT), so after CollectionRefetch its current cycle also holds
-what the nodes counted in the cycle before."""
+whole crawl (cOmPIEtE): it gets the nodes' counters in CMD_UM_STAT,
+every 2 s here (`trawl node --stats-interval`), so the check waits for a
+report."""
 
 import json
 import marshal
@@ -285,44 +286,6 @@ check(cresult(M.CollectionRefetch("mc", "nosuch"), 0), "CollectionRefetch of an 
 check(cresult(M.CollectionRefetch("mc", "")), "CollectionRefetch")
 wait(lambda: all(count(u) > c0[s] for s, u in roots.items()), "CollectionRefetch fetches a page of every site again (both nodes)")
 
-# --- preempt ------------------------------------------------------------
-settle()
-sP = by_node[1][0]
-up = [site_url(sP, "/?preempt=%d" % i) for i in range(40)]
-check(cresult(M.AddURIs("mc", 1, up)), "AddURIs: 40 URIs of %s (crawled 4 a second)" % sP)
-fetched = lambda: sum(1 for u in up if count(u) > 0)
-wait(lambda: fetched() >= 3, "%s is being crawled" % sP)
-check(cresult(M.CollectionPreemptSite("mc", sP)), "CollectionPreemptSite %s" % sP)
-# MS-FSCADM 2.2.9.11: the crawl of the site MUST resume later. (It does not
-# visibly stop: the node requeues the site at the front of its queue, and
-# ignores the preemption when no fetch of the site is in flight; see the
-# report of issue #18.)
-wait(lambda: fetched() == 40, "the preempted site's crawl resumes: all 40 URIs are fetched")
-
-# --- quarantine ---------------------------------------------------------
-sQ = by_node[0][0]
-check(cresult(M.CollectionQuarantineSite("mc", sQ, 5)), "CollectionQuarantineSite %s for 5 s" % sQ)
-uq = [site_url(sQ, "/?quarantined=%d" % i) for i in range(3)]
-check(cresult(M.AddURIs("mc", 1, uq)), "AddURIs of the quarantined site")
-time.sleep(2.5)
-check(all(count(u) == 0 for u in uq), "the quarantined site is not fetched")
-wait(lambda: all(count(u) > 0 for u in uq), "its URIs come back when the quarantine ends", timeout=20)
-
-# --- configuration callbacks -------------------------------------------
-def delay(xml):
-    m = re.search(r'name="delay"[^>]*>\s*([0-9.]+)\s*<', xml)
-    return m and m.group(1)
-
-
-x = open(E["MCXML"]).read()
-check(delay(x) == "0.25" and delay(M.CollectionGetConfigurationXML("mc")) == "0.25", "mc's delay is 0.25")
-open(E["MCXML"], "w").write(x.replace("> 0.25 <", "> 0.5 <"))
-check(M.ConfigurationChanged() == 1, "ConfigurationChanged -> 1")
-check(delay(M.CollectionGetConfigurationXML("mc")) == "0.5",
-      "ConfigurationChanged reread --config: mc's XML has the new delay 0.5")
-check(M.ReRegister() == 1, "ReRegister -> 1")
-check(M.CollectionGetList() == ["mc"], "ReRegister changes nothing")
-
 # --- statistics add up across the two nodes ------------------------------
 settle()
 check(isinstance(M.CollectionGetStatistics("mc"), xc.Binary), "CollectionGetStatistics -> base64")
@@ -334,17 +297,19 @@ check(g[0] == 1 and "complete" in g[1], "GetGlobalStatistics -> [1, {complete, .
 
 def all_cycles(proxy, attr):
     """attr over every cycle of mc (the cOmPIEtE record of
-    CollectionGetStatistics): the multinode scheduler learns the nodes'
-    counters once a minute, so its split into refresh cycles differs from
-    theirs; the totals do not."""
+    CollectionGetStatistics)."""
     d = marshal.loads(proxy.CollectionGetStatistics("mc").data)
     v = dict(d[b"mc"][1][b"cOmPIEtE"].get(b"continuous", [])).get(attr.encode())
     return v[0] if v else 0
 
 
 def sums():
+    """The whole crawl's and the current cycle's (since CollectionRefetch,
+    one cycle on the multinode scheduler as on each node)."""
     return [(k, all_cycles(M, k), all_cycles(nodes[0], k) + all_cycles(nodes[1], k))
-            for k in ("Downloaded", "Deleted", "Processed")]
+            for k in ("Downloaded", "Deleted", "Processed")] + \
+        [("cur " + k, stat(M, k), stat(nodes[0], k) + stat(nodes[1], k)) for k in ("Downloaded", "Processed")] + \
+        [("cur Epoch", stat(M, "Epoch"), max(stat(nodes[0], "Epoch"), stat(nodes[1], "Epoch")))]
 
 
 last = [None]
@@ -362,8 +327,75 @@ print("sums (name, multinode scheduler, nodes):", last[0], flush=True)
 for s in (by_node[0][0], by_node[1][0]):
     site_stats(M, s)  # from the nodes' CMD_UM_STAT
 for k, m, s in sums():
-    check(m == s and (k != "Downloaded" or m > 0), "%s: %r on the multinode scheduler = %r summed over the nodes" % (k, m, s))
+    check(m == s and (k != "Downloaded" or m > 0), "%s: %r on the multinode scheduler = %r over the nodes" % (k, m, s))
 check(all_cycles(M, "Downloaded") <= farm("/total"), "Downloaded within the farm's %d requests" % farm("/total"))
+
+# --- preempt ------------------------------------------------------------
+settle()
+sP = by_node[1][0]
+up = [site_url(sP, "/?preempt=%d" % i) for i in range(24)]
+check(cresult(M.AddURIs("mc", 1, up)), "AddURIs: 24 URIs of %s (crawled 4 a second)" % sP)
+fetched = lambda: sum(1 for u in up if count(u) > 0)
+wait(lambda: fetched() >= 3, "%s is being crawled" % sP)
+check(cresult(M.CollectionPreemptSite("mc", sP)), "CollectionPreemptSite %s" % sP)
+# MS-FSCADM 2.2.9.11: the crawl of the site SHOULD stop at once and MUST
+# resume later. The node stops it (a fetch already sent to the site may
+# still finish) and queues it again after 5 s (nodesched.PreemptPause).
+f0 = fetched()
+time.sleep(2.5)
+f1 = fetched()
+check(f1 <= f0 + 1 and f1 < 24, "the preempted site stops at once: %d of its URIs fetched at the call, %d 2.5 s later" % (f0, f1))
+wait(lambda: fetched() == 24, "the preempted site's crawl resumes: all 24 URIs are fetched")
+
+# --- quarantine ---------------------------------------------------------
+sQ = by_node[0][0]
+check(cresult(M.CollectionQuarantineSite("mc", sQ, 5)), "CollectionQuarantineSite %s for 5 s" % sQ)
+uq = [site_url(sQ, "/?quarantined=%d" % i) for i in range(3)]
+check(cresult(M.AddURIs("mc", 1, uq)), "AddURIs of the quarantined site")
+time.sleep(2.5)
+check(all(count(u) == 0 for u in uq), "the quarantined site is not fetched")
+wait(lambda: all(count(u) > 0 for u in uq), "its URIs come back when the quarantine ends", timeout=20)
+
+# --- quarantine with requeue (a trawl extension: CMD_UM_QUARANTINE_SITE_REQUEUE)
+sR = by_node[1][-1]
+r = M.CollectionQuarantineSiteRequeue("mc", sR, 4)
+check(cresult(r) and "requeued" in r[1], "CollectionQuarantineSiteRequeue %s for 4 s -> %r" % (sR, r))
+ur = [site_url(sR, "/?requeued=%d" % i) for i in range(3)]
+check(cresult(M.AddURIs("mc", 1, ur)), "AddURIs of the site quarantined with requeue")
+time.sleep(2)
+check(all(count(u) == 0 for u in ur), "the site quarantined with requeue is not fetched")
+wait(lambda: all(count(u) > 0 for u in ur), "with requeue its URIs come back when the quarantine ends", timeout=20)
+
+# --- collection state (a trawl extension: CMD_UM_CONF_STATE) ---------------
+r = M.CollectionSetState("mc", 7)
+check(cresult(r) and "compacting" in r[1], "CollectionSetState(mc, 7) -> %r" % (r,))
+for i, x in enumerate(nodes):
+    wait(lambda: x.CollectionGetStatus("mc") == "compacting", "node %d reports the state set: compacting" % (i + 1))
+check(M.CollectionGetStatus("mc") == "compacting", "the multinode scheduler reports compacting")
+us = [site_url(sA, "/?compacting=1"), site_url(sB, "/?compacting=1")]
+check(cresult(M.AddURIs("mc", 1, us)), "AddURIs while compacting is accepted")
+time.sleep(1.5)
+check(all(count(u) == 0 for u in us), "neither node crawls while the collection is compacting")
+check(isinstance(fault(M.CollectionSetState, "mc", 3).faultCode, int), "CollectionSetState to 3 (being removed) faults")
+check(cresult(M.CollectionSetState("mc", 1)), "CollectionSetState(mc, 1)")
+for i, x in enumerate(nodes):
+    wait(lambda: x.CollectionGetStatus("mc") == "crawling", "node %d reports crawling again" % (i + 1))
+wait(lambda: all(count(u) > 0 for u in us), "both nodes crawl again once active")
+
+# --- configuration callbacks -------------------------------------------
+def delay(xml):
+    m = re.search(r'name="delay"[^>]*>\s*([0-9.]+)\s*<', xml)
+    return m and m.group(1)
+
+
+x = open(E["MCXML"]).read()
+check(delay(x) == "0.25" and delay(M.CollectionGetConfigurationXML("mc")) == "0.25", "mc's delay is 0.25")
+open(E["MCXML"], "w").write(x.replace("> 0.25 <", "> 0.5 <"))
+check(M.ConfigurationChanged() == 1, "ConfigurationChanged -> 1")
+check(delay(M.CollectionGetConfigurationXML("mc")) == "0.5",
+      "ConfigurationChanged reread --config: mc's XML has the new delay 0.5")
+check(M.ReRegister() == 1, "ReRegister -> 1")
+check(M.CollectionGetList() == ["mc"], "ReRegister changes nothing")
 
 # --- add and delete a collection on both nodes ----------------------------
 r = M.CollectionAdd(open(E["CCXML"]).read(), 0)
@@ -376,6 +408,36 @@ for i, x in enumerate(nodes):
     wait(lambda: "cc" not in x.CollectionGetList(), "cc leaves node %d" % (i + 1))
 check(isinstance(fault(M.CollectionSuspend, "cc").faultCode, int), "CollectionSuspend of the deleted collection faults")
 
+# --- reroute a dead node's sites (a trawl extension) -----------------------
+r = M.RerouteNodeScheduler("n1")
+check(cresult(r, 0) and "connected" in r[1], "RerouteNodeScheduler of a connected node is refused in band: %r" % (r,))
+print("STOP NODE2", flush=True)  # the test stops node 2 (it will not come back)
+
+
+def node2_down():
+    try:
+        nodes[1].ping()
+        return False
+    except (OSError, xc.ProtocolError):
+        return True
+
+
+wait(node2_down, "node 2 is stopped")
+end = time.time() + 20
+r = M.RerouteNodeScheduler("n2")
+while not cresult(r) and time.time() < end:  # until the multinode scheduler sees it gone
+    time.sleep(0.2)
+    r = M.RerouteNodeScheduler("n2")
+moved = int(re.search(r"Rerouted (\d+) ", r[1]).group(1)) if cresult(r) else -1
+check(moved >= len(by_node[1]), "RerouteNodeScheduler(n2) -> %r: node 2's %d sites moved" % (r, len(by_node[1])))
+for s in by_node[1]:
+    r = M.CollectionGetSiteRoutingAddress("mc", s)
+    check(r[0] == 1 and r[1][1] == ports[0], "%s is routed to node 1 now: %r" % (s, r))
+ux = [site_url(s, "/?rerouted=1") for s in by_node[1]]
+check(cresult(M.AddURIs("mc", 1, ux)), "AddURIs of node 2's sites")
+wait(lambda: all(count(u) > 0 for u in ux), "node 2's sites are crawled after the reroute")
+check(all(farm("/remote", url=u) == [ips[0]] for u in ux), "by node 1 (from %s)" % ips[0])
+
 ALL = """GetLogLevel GetNodeSchedulerXmlRpcPorts GetSiteManagerNum IsDistributed IsMultiNodeScheduler SetLogLevel
 AddURIs AddURIFile CollectionAdd CollectionDelete CollectionDeleteSite CollectionDeleteURIs CollectionDeleteURIFile
 CollectionGetConfigurationXML CollectionGetList CollectionGetSiteRoutingAddress CollectionPreemptSite
@@ -383,7 +445,8 @@ CollectionQuarantineSite CollectionRefetch CollectionRefetchURI CollectionReproc
 CollectionReprocessURI CollectionResume CollectionResumeFeeding CollectionSuspend CollectionSuspendFeeding
 CollectionDisableRefreshOnly CollectionEnableRefreshOnly CollectionGetStatus CollectionGetSiteStatistics
 CollectionGetStatistics CollectionGetStatistics2 GetGlobalStatistics ping ConfigurationChanged ReRegister""".split()
+EXT = "CollectionQuarantineSiteRequeue CollectionSetState RerouteNodeScheduler".split()  # trawl's
 listed = set(mns.system.listMethods()) - {m for m in mns.system.listMethods() if m.startswith("system.")}
-check(set(ALL) == listed, "the multinode scheduler serves exactly the %d methods (%r)" % (len(ALL), sorted(listed ^ set(ALL))))
-check(called >= set(ALL), "every method was called on the multinode scheduler (missing %r)" % sorted(set(ALL) - called))
+check(set(ALL + EXT) == listed, "the multinode scheduler serves exactly the %d methods and trawl's %d (%r)" % (len(ALL), len(EXT), sorted(listed ^ set(ALL + EXT))))
+check(called >= set(ALL + EXT), "every method was called on the multinode scheduler (missing %r)" % sorted(set(ALL + EXT) - called))
 print("EVERY METHOD OK", flush=True)

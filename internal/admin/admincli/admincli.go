@@ -57,7 +57,10 @@ subcommands:
   delete-uris COLL URI...               delete URIs from the store and the index
   delete-uri-file COLL PATH             delete the URIs of a file on the server
   preempt COLL SITE                     stop crawling a site for now
-  quarantine COLL SITE SECONDS          suspend a site for a while
+  quarantine [--requeue] COLL SITE SECONDS
+                                        suspend a site for a while (then queue it first)
+  state COLL STATE                      set a collection's state (active, blocked, compacting, ...)
+  reroute NODE                          move a dead node scheduler's sites to the live ones
   refresh-only COLL on|off              only revisit known content, or crawl new content too
   log-level [LEVEL]                     print or set the log level (a number or names: info,debug,...)
   nodes                                 list the node schedulers of a multinode scheduler
@@ -278,13 +281,29 @@ func Commands() map[string]Command {
 			func(ctx context.Context, c *admin.Client, a []string) (string, error) {
 				return c.CollectionPreemptSite(ctx, a[0], a[1])
 			}),
-		"quarantine": simple("COLL SITE SECONDS", "Suspend crawling a site for SECONDS (CollectionQuarantineSite).", 3,
-			func(ctx context.Context, c *admin.Client, a []string) (string, error) {
+		"quarantine": withBool("quarantine", "COLL SITE SECONDS", "Suspend crawling a site for SECONDS (CollectionQuarantineSite); with --requeue the site\nis then queued at the front of the crawl queue (CollectionQuarantineSiteRequeue).",
+			"requeue", "queue the site at the front of the crawl queue when the quarantine ends", 3, 0,
+			func(ctx context.Context, c *admin.Client, requeue bool, a []string) (string, error) {
 				n, err := strconv.Atoi(a[2])
 				if err != nil || n < 0 {
 					return "", fmt.Errorf("SECONDS %q is not a number of seconds", a[2])
 				}
+				if requeue {
+					return c.CollectionQuarantineSiteRequeue(ctx, a[0], a[1], n)
+				}
 				return c.CollectionQuarantineSite(ctx, a[0], a[1], n)
+			}),
+		"state": simple("COLL STATE", "Set a collection's state on every node scheduler (CollectionSetState, CMD_UM_CONF_STATE).\nSTATE: "+stateUsage+".", 2,
+			func(ctx context.Context, c *admin.Client, a []string) (string, error) {
+				st, err := parseState(a[1])
+				if err != nil {
+					return "", err
+				}
+				return c.CollectionSetState(ctx, a[0], st)
+			}),
+		"reroute": simple("NODE", "Move the sites of node scheduler NODE (its --id), which will not come back, to the\nregistered node schedulers (RerouteNodeScheduler; multinode scheduler only).", 1,
+			func(ctx context.Context, c *admin.Client, a []string) (string, error) {
+				return c.RerouteNodeScheduler(ctx, a[0])
 			}),
 		"refresh-only": simple("COLL on|off", "Only revisit known content (on), or crawl new content too (off) (CollectionEnableRefreshOnly, CollectionDisableRefreshOnly).", 2,
 			func(ctx context.Context, c *admin.Client, a []string) (string, error) {
@@ -347,6 +366,25 @@ func Commands() map[string]Command {
 				}
 			}},
 	}
+}
+
+// states are the collection states CollectionSetState takes, by name
+// (MS-FSCMT 2.2.3.21; 3, being removed, is CollectionDelete's).
+var states = []struct {
+	name string
+	n    int
+}{{"active", 1}, {"blocked", 2}, {"suspended", 4}, {"suspended-disk", 5}, {"compaction-initiated", 6},
+	{"compacting", 7}, {"suspended-delay", 8}}
+
+const stateUsage = "active (1), blocked (2), suspended (4), suspended-disk (5), compaction-initiated (6), compacting (7), suspended-delay (8)"
+
+func parseState(s string) (int, error) {
+	for _, st := range states {
+		if strings.EqualFold(s, st.name) || s == strconv.Itoa(st.n) {
+			return st.n, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown collection state %q (want %s)", s, stateUsage)
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -37,6 +37,8 @@ type Collection struct {
 	DeletedSites     []string
 	Preempted        []string
 	Quarantined      map[string]int // site -> seconds
+	Requeued         []string       // sites quarantined with requeue (extensions.go)
+	State            int            // the last CollectionSetState (extensions.go)
 	Refetched        []string       // "" for the whole collection, else the subcollection; "uri:<uri>" for CollectionRefetchURI
 	Reprocessed      []string       // "<dest> <site or uri or site+prefix>"
 	Stats            *stats.Series
@@ -57,6 +59,7 @@ type Fake struct {
 	colls       map[string]*Collection
 	configEvent int
 	reregister  int
+	rerouted    []string // RerouteNodeScheduler's nodes (extensions.go)
 	// ReadFile reads the URI files of AddURIFile and
 	// CollectionDeleteURIFile (os.ReadFile when nil).
 	ReadFile func(string) ([]byte, error)

@@ -309,3 +309,29 @@ func WithSaved(specs []*multinode.CollectionSpec, store collstore.Store, log *sl
 	}
 	return out
 }
+
+// The methods of crawladmin.ExtEngine.
+
+var _ crawladmin.ExtEngine = (*Engine)(nil)
+
+func (e *Engine) QuarantineSiteRequeue(ctx context.Context, coll, site string, seconds int) error {
+	return mapErr(e.MNS.QuarantineSite(ctx, coll, site, time.Duration(seconds)*time.Second, true))
+}
+
+func (e *Engine) SetState(ctx context.Context, coll string, state cmt.CollectionState) error {
+	err := e.MNS.SetCollectionState(ctx, coll, state)
+	if errors.Is(err, multinode.ErrBadState) {
+		return admin.Refuse("%v", err)
+	}
+	return mapErr(err)
+}
+
+// RerouteNode refuses (in band) a node scheduler still connected and a
+// reroute with no node scheduler to take the sites.
+func (e *Engine) RerouteNode(ctx context.Context, node string) (int, error) {
+	n, err := e.MNS.RerouteNode(ctx, node)
+	if errors.Is(err, multinode.ErrNodeConnected) {
+		return 0, admin.Refuse("%v", err)
+	}
+	return n, mapErr(err)
+}

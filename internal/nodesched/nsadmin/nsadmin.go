@@ -246,3 +246,21 @@ func Announced(addr net.Addr, basePort int) (string, int32) {
 	}
 	return host, int32(ta.Port)
 }
+
+// The methods of crawladmin.ExtEngine: the two a node scheduler does are
+// handed to its machine as the multinode scheduler's messages.
+
+var _ crawladmin.ExtEngine = Engine{}
+
+func (e Engine) QuarantineSiteRequeue(ctx context.Context, coll, site string, seconds int) error {
+	return e.toNode(ctx, coll, &cmt.UMQuarantineSiteRequeue{Collection: coll, Site: site, Seconds: int64(seconds)})
+}
+
+func (e Engine) SetState(ctx context.Context, coll string, state cmt.CollectionState) error {
+	return e.toNode(ctx, coll, &cmt.UMConfState{Collection: coll, State: state})
+}
+
+// RerouteNode is refused: a node scheduler routes no sites.
+func (e Engine) RerouteNode(ctx context.Context, node string) (int, error) {
+	return 0, admin.Refuse("a node scheduler routes no sites: reroute on the multinode scheduler")
+}
