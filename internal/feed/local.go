@@ -25,6 +25,11 @@ type Local struct {
 	// content distributors of a distributed chain, named RemoteName.
 	Remote     Dialer
 	RemoteName string
+	// Search, when set, is what the search page queries instead of
+	// Index: the search engine Remote feeds (internal/opensearch), and
+	// Searched names it in the summary.
+	Search   index.Searcher
+	Searched string
 	// OnClose run after Close closed the index (stopping an in-process
 	// chain, closing the remote client).
 	OnClose []func() error
@@ -89,10 +94,15 @@ func (s *Local) result(r Result) {
 // Mount adds the search page (/search) and the JSON API (/api/search) to
 // an HTTP interface, each wrapped by wrap (authentication; nil: none).
 func (s *Local) Mount(mux *http.ServeMux, wrap func(http.Handler) http.Handler) {
-	if s.Index == nil {
+	var h http.Handler
+	switch {
+	case s.Search != nil:
+		h = index.Handler(s.Search)
+	case s.Index != nil:
+		h = index.Handler(s.Index)
+	default:
 		return
 	}
-	h := index.Handler(s.Index)
 	if wrap != nil {
 		h = wrap(h)
 	}
@@ -117,6 +127,11 @@ func (s *Local) Close() {
 // WriteSummary writes the indexing line of trawl run's summary; pending
 // are the operations still waiting to be fed.
 func (s *Local) WriteSummary(w io.Writer, pending int) {
+	if s.Remote != nil && s.Search != nil {
+		fmt.Fprintf(w, "  %-22s into %s (this run: %d added or updated, %d removed, %d rejected), %d operations waiting\n",
+			"fed", s.Searched, s.added.Load(), s.removed.Load(), s.rejected.Load(), pending)
+		return
+	}
 	if s.Remote != nil && s.Index == nil {
 		fmt.Fprintf(w, "  %-22s through the content distributors of %s (this run: %d added or updated, %d removed, %d rejected), %d operations waiting\n",
 			"fed", s.RemoteName, s.added.Load(), s.removed.Load(), s.rejected.Load(), pending)

@@ -9,7 +9,8 @@ import (
 	"strings"
 )
 
-// Handler serves the search API and the search page over idx:
+// Handler serves the search API and the search page over idx (the
+// embedded Index or another Searcher):
 //
 //	GET /api/search?q=QUERY&collection=C&site=S&type=T&from=N&size=N
 //	    JSON Results (400 on a bad number, 500 on an index error)
@@ -20,7 +21,7 @@ import (
 //
 // The handler is meant to be mounted at the root of a server (trawl run
 // mounts it next to its other pages).
-func Handler(idx *Index) http.Handler {
+func Handler(idx Searcher) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/search", func(w http.ResponseWriter, r *http.Request) {
 		q, opts, err := searchParams(r.URL.Query())
