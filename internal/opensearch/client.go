@@ -8,10 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -238,40 +236,4 @@ func describe(err error) error {
 func isType(err error, typ string) bool {
 	var se *opensearch.StructError
 	return errors.As(err, &se) && se.Err.Type == typ
-}
-
-// do runs a raw request against the cluster (for what opensearchapi has
-// no typed call for) and decodes a JSON answer into out (nil: drop it).
-func (c *Client) do(ctx context.Context, method, path string, body any, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, path, rd)
-	if err != nil {
-		return err
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.api.Client.Perform(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode >= 300 {
-		return fmt.Errorf("%s %s: status %d: %s", method, path, resp.StatusCode, bytes.TrimSpace(b[:min(len(b), 500)]))
-	}
-	if out != nil {
-		return json.Unmarshal(b, out)
-	}
-	return nil
 }

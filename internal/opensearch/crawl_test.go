@@ -140,6 +140,7 @@ func TestCrawlIntoOpenSearch(t *testing.T) {
 	// Cycle 2 (pages die in cycles 1 and 2): pages change and some go; a
 	// refetch of the collection.
 	farm.SetCycle(2)
+	start = time.Now()
 	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
@@ -162,6 +163,7 @@ func TestCrawlIntoOpenSearch(t *testing.T) {
 		}
 	}
 	waitQuiet(t, farm, "http://"+addr+"/metrics", refetch, 3*time.Minute)
+	t.Logf("cycle 2 crawled and fed (%v)", time.Since(start))
 	run.Process.Signal(syscall.SIGTERM)
 	if err := run.Wait(); err != nil {
 		t.Fatalf("trawl run (cycle 2): %v\n%s", err, runOut.String())
@@ -185,7 +187,7 @@ func TestCrawlIntoOpenSearch(t *testing.T) {
 	if gone == 0 {
 		t.Errorf("no page left the crawl in cycle 2: not a useful test")
 	}
-	t.Logf("cycle 2: %d documents in OpenSearch, %d removed", len(want1), gone)
+	t.Logf("cycle 2 (%v): %d documents in OpenSearch, %d removed", time.Since(start), len(want1), gone)
 }
 
 // waitQuiet waits until the farm has answered requests of its current
@@ -200,6 +202,7 @@ func waitQuiet(t *testing.T, farm *webfarm.Farm, metrics string, kick func(), d 
 		if last <= 0 && time.Since(kicked) > 5*time.Second {
 			kick()
 			kicked = time.Now()
+			t.Logf("refetch asked, %d requests of cycle %d so far", max(last, 0), farm.Cycle())
 		}
 		n := 0
 		for _, r := range farm.Requests() {
