@@ -172,7 +172,17 @@ func (s *session) Close() error {
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 	defer cancel()
-	err := s.bi.Close(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.bi.Close(ctx) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		// Requests under way (a hung node) are cut off; their operations
+		// are taken back by the feeder.
+		s.cancel()
+		err = <-done
+	}
 	s.cancel()
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("opensearch: closing the bulk indexer: %w", err)
