@@ -91,4 +91,16 @@
 // are terms aggregations on site and type (10 each). OpenSearch scores
 // with BM25 and global statistics, so close hits may come in another
 // order than in the embedded index's tf-idf.
+//
+// # Tests
+//
+// The package's tests run against a real two-node OpenSearch 2.19.6
+// cluster (so Solr, the fallback, was not needed): two JVMs of the
+// launcher in testdata/opensearch (an OpenSearch Node with the netty4 and
+// common analysis plugins on its class path, built by Maven from Maven
+// Central artifacts; Java 17 runs nothing newer than 2.19), on loopback
+// ports, 512 MiB heaps, n1 cluster manager and data, n2 data only. The
+// first test that needs it starts it and TestMain stops it; under CI=true a
+// missing java, mvn or artifact fails the tests instead of skipping them.
+// scripts/opensearch/cluster.sh starts the same cluster by hand.
 package opensearch
