@@ -200,7 +200,11 @@ func (c *Client) Setup(ctx context.Context) error {
 	}
 	m, _ := json.Marshal(Mapping())
 	if _, err := c.api.Indices.Mapping.Put(ctx, opensearchapi.MappingPutReq{Indices: []string{c.cfg.Index}, Body: bytes.NewReader(m)}); err != nil {
-		return fmt.Errorf("opensearch: mapping of index %s (a mapping conflict: fix or delete the index; the operations wait in the outbox): %w", c.cfg.Index, describe(err))
+		hint := ""
+		if isType(err, "illegal_argument_exception") || isType(err, "mapper_parsing_exception") {
+			hint = " (a mapping conflict: fix or delete the index; the operations wait in the outbox)"
+		}
+		return fmt.Errorf("opensearch: mapping of index %s%s: %w", c.cfg.Index, hint, describe(err))
 	}
 	return nil
 }

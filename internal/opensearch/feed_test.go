@@ -323,21 +323,26 @@ func TestFeedRefusedDocuments(t *testing.T) {
 	c := clusterFor(t)
 	const idx = "refused"
 	r := newFeedRig(t, c.url(idx))
-	if err := r.c.Setup(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	defer c.call(context.Background(), 0, "DELETE", "/"+idx, nil, nil)
+	// A first page makes the session (and the index); the block comes
+	// while it is up, so the documents reach _bulk and are refused there
+	// (later dials fail on the block too, when they put the mapping).
+	r.feedRange(t, feed.Add, 0, 1)
+	r.waitDrained(t, time.Minute)
 	c.must(t, "PUT", "/"+idx+"/_settings", map[string]any{"index.blocks.read_only_allow_delete": true}, nil)
-	r.feedRange(t, feed.Add, 0, 40)
+	r.feedRange(t, feed.Add, 1, 41)
 	r.waitLog(t, "cluster_block_exception", 20*time.Second)
 	time.Sleep(time.Second)
 	if n := r.ob.Pending(r.target); n != 40 {
 		t.Fatalf("%d operations wait in the outbox, want 40", n)
 	}
-	if st := r.stats(); st.Retried == 0 || st.Rejected != 0 {
+	if st := r.stats(); st.Retried == 0 || st.Rejected != 0 || st.Acked != 1 {
 		t.Fatalf("stats while blocked: %+v", st)
+	}
+	if !strings.Contains(r.log.String(), "refused: status 429: cluster_block_exception") {
+		t.Errorf("no per-document refusal in the log:\n%s", tail([]byte(r.log.String()), 2000))
 	}
 	c.must(t, "PUT", "/"+idx+"/_settings", map[string]any{"index.blocks.read_only_allow_delete": nil}, nil)
 	r.waitDrained(t, time.Minute)
-	checkDocs(t, c, idx, 40, nil)
+	checkDocs(t, c, idx, 41, nil)
 }
