@@ -19,6 +19,10 @@ command -v wget >/dev/null 2>&1 || need+=(wget)
 command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 # The web analyzer's static rank is checked against python-igraph's PageRank.
 { python3 -c 'import igraph' || /usr/bin/python3 -c 'import igraph'; } >/dev/null 2>&1 || need+=(python3-igraph)
+# The OpenSearch feeding tests start a two-node OpenSearch 2.19 cluster from
+# Maven Central artifacts (testdata/opensearch), built with Maven on Java 17.
+command -v javac >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || need+=(maven)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "test.sh: installing ${need[*]}" >&2
 	if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
@@ -41,6 +45,12 @@ echo "test.sh: python3=$(command -v python3) python2=${TRAWL_PYTHON2:-none}" >&2
 # index) and pywb (wb-manager, wayback: replay).
 python3 -c 'import warcio' >/dev/null 2>&1 || python3 -m pip install --break-system-packages -q warcio
 python3 -c 'import pywb' >/dev/null 2>&1 || python3 -m pip install --break-system-packages -q pywb
+
+# The OpenSearch test node's launcher: its artifacts are fetched from Maven
+# Central once here; internal/opensearch's tests build it offline.
+[ -s testdata/opensearch/target/classpath.txt ] ||
+	mvn -q -B -f testdata/opensearch/pom.xml dependency:go-offline compile dependency:build-classpath \
+		-Dmdep.outputFile=target/classpath.txt
 
 # Files CI keeps (the status page's screenshot): $TRAWL_ARTIFACTS, by default
 # ./artifacts at the top of the checkout.

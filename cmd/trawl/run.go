@@ -64,6 +64,7 @@ type runOptions struct {
 	keyFile    string
 	key        *config.Key
 	index      bool
+	indexURL   string // --index opensearch://... (opensearch.go)
 	cpuProfile string
 	logLevel   string
 	progress   string
@@ -93,7 +94,8 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&o.listen, "listen", "", "address of the HTTP interface (default 127.0.0.1:<base-port>; \"off\" disables it)")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fs.StringVar(&o.keyFile, "key-file", "", keyFileHelp)
-	fs.BoolVar(&o.index, "index", true, "feed the crawled documents into the full-text index under --data (false: crawl only)")
+	o.index = true
+	fs.Var(indexFlag{on: &o.index, url: &o.indexURL}, "index", "true: feed the crawled documents into the full-text index under --data; false: crawl only;\nopensearch://HOST:PORT[,HOST:PORT]/INDEX: feed them into that OpenSearch index (the search page queries it)")
 	fs.BoolVar(&o.chain, "chain", false, "feed through a name server, a content distributor and an indexer run in this process over loopback TCP\n(distributor on base+390/391, indexer on base+400, its index under --data as usual)")
 	fs.StringVar(&o.nameServer, "nameserver", "", "HOST:PORT of a name server: feed the documents through its content distributors and indexers instead of the index under --data")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")

@@ -15,6 +15,9 @@ func openFeeding(o *runOptions, log *slog.Logger) (*feed.Local, error) {
 	if !o.index {
 		return feed.NewLocal(nil, log), nil // --index=false: crawl only
 	}
+	if o.indexURL != "" {
+		return openSearchFeeding(o.indexURL, log)
+	}
 	var s *feed.Local
 	if o.chain {
 		lc, err := startLocalChain(o, log)

@@ -14,6 +14,7 @@ import (
 	"github.com/trawl/trawl/internal/distrib/nameserver"
 	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/index"
+	"github.com/trawl/trawl/internal/opensearch"
 )
 
 func init() {
@@ -30,7 +31,7 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 			"with --data, the page logs searches and result clicks in DIR/clicks/log, and the click relevance of\n"+
 			"the last trawl webanalyzer clicks run (DIR/clicks/state) boosts the URLs clicked for a query.")
 	data := fs.String("data", "./data", "the crawl's data directory (trawl run --data; the index is DIR/index), or an index")
-	indexDir := fs.String("index", "", "index directory (default: DIR/index of --data)")
+	indexDir := fs.String("index", "", "index directory (default: DIR/index of --data), or opensearch://HOST:PORT[,HOST:PORT]/INDEX: search that OpenSearch index")
 	collection := fs.String("collection", "", "search only this content collection")
 	site := fs.String("site", "", "keep only documents from this site (as site:)")
 	typ := fs.String("type", "", "keep only documents of this type (as type:)")
@@ -64,6 +65,18 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		var err error
 		if res, err = searchIndexers(ctx, *ns, query, *collection, *from, *size); err != nil {
+			return err
+		}
+	} else if opensearch.IsURL(*indexDir) {
+		c, err := opensearch.New(*indexDir, opensearch.Options{})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if *serve != "" {
+			return serveSearch(ctx, env, c, *serve, auth, index.HandlerOptions{})
+		}
+		if res, err = c.Search(ctx, query, index.SearchOptions{Collection: *collection, Site: *site, Type: *typ, From: *from, Size: *size}); err != nil {
 			return err
 		}
 	} else {
@@ -125,7 +138,7 @@ func searchIndexers(ctx context.Context, ns, query, collection string, from, siz
 	return &index.Results{Query: query, Parsed: query, Total: total, From: from, Size: size, Hits: hits}, nil
 }
 
-func serveSearch(ctx context.Context, env *cmdEnv, idx *index.Index, addr string, auth admin.Auth, ho index.HandlerOptions) error {
+func serveSearch(ctx context.Context, env *cmdEnv, idx index.Searcher, addr string, auth admin.Auth, ho index.HandlerOptions) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err

@@ -26,6 +26,11 @@ type Local struct {
 	// content distributors of a distributed chain, named RemoteName.
 	Remote     Dialer
 	RemoteName string
+	// Search, when set, is what the search page queries instead of
+	// Index: the search engine Remote feeds (internal/opensearch), and
+	// Searched names it in the summary.
+	Search   index.Searcher
+	Searched string
 	// OnClose run after Close closed the index (stopping an in-process
 	// chain, closing the remote client).
 	OnClose []func() error
@@ -97,10 +102,16 @@ func (s *Local) result(r Result) {
 // Mount adds the search page (/search) and the JSON API (/api/search) to
 // an HTTP interface, each wrapped by wrap (authentication; nil: none).
 func (s *Local) Mount(mux *http.ServeMux, wrap func(http.Handler) http.Handler) {
-	if s.Index == nil {
+	var src index.Searcher
+	switch {
+	case s.Search != nil:
+		src = s.Search
+	case s.Index != nil:
+		src = s.Index
+	default:
 		return
 	}
-	h := index.NewHandler(s.Index, index.HandlerOptions{Clicks: s.Clicks, Logger: s.log})
+	var h http.Handler = index.NewHandler(src, index.HandlerOptions{Clicks: s.Clicks, Logger: s.log})
 	if wrap != nil {
 		h = wrap(h)
 	}
@@ -128,6 +139,11 @@ func (s *Local) Close() {
 // WriteSummary writes the indexing line of trawl run's summary; pending
 // are the operations still waiting to be fed.
 func (s *Local) WriteSummary(w io.Writer, pending int) {
+	if s.Remote != nil && s.Search != nil {
+		fmt.Fprintf(w, "  %-22s into %s (this run: %d added or updated, %d removed, %d rejected), %d operations waiting\n",
+			"fed", s.Searched, s.added.Load(), s.removed.Load(), s.rejected.Load(), pending)
+		return
+	}
 	if s.Remote != nil && s.Index == nil {
 		fmt.Fprintf(w, "  %-22s through the content distributors of %s (this run: %d added or updated, %d removed, %d rejected), %d operations waiting\n",
 			"fed", s.RemoteName, s.added.Load(), s.removed.Load(), s.rejected.Load(), pending)

@@ -12,7 +12,8 @@ import (
 	"github.com/trawl/trawl/internal/clicks"
 )
 
-// Handler serves the search API and the search page over idx:
+// Handler serves the search API and the search page over idx (the
+// embedded Index or another Searcher):
 //
 //	GET /api/search?q=QUERY&collection=C&site=S&type=T&from=N&size=N
 //	    JSON Results (400 on a bad number, 500 on an index error)
@@ -24,7 +25,7 @@ import (
 // The handler is meant to be mounted at the root of a server (trawl run
 // mounts it next to its other pages). It logs nothing; NewHandler with a
 // click log does.
-func Handler(idx *Index) http.Handler { return NewHandler(idx, HandlerOptions{}) }
+func Handler(idx Searcher) http.Handler { return NewHandler(idx, HandlerOptions{}) }
 
 // HandlerOptions configure NewHandler.
 type HandlerOptions struct {
@@ -45,7 +46,7 @@ type HandlerOptions struct {
 }
 
 // NewHandler is Handler with options.
-func NewHandler(idx *Index, ho HandlerOptions) http.Handler {
+func NewHandler(idx Searcher, ho HandlerOptions) http.Handler {
 	mux := http.NewServeMux()
 	search := func(r *http.Request, q string, opts SearchOptions) (*Results, error) {
 		res, err := idx.Search(r.Context(), q, opts)

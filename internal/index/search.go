@@ -93,24 +93,7 @@ type Results struct {
 // Search runs a query in the query language of ParseQuery.
 func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Results, error) {
 	start := time.Now()
-	if o.Size <= 0 {
-		o.Size = 10
-	}
-	o.Size = min(o.Size, MaxPageSize)
-	o.From = min(max(o.From, 0), MaxFrom)
-	pq := ParseQuery(q)
-	if o.Site != "" {
-		if s := normalizeSite(o.Site); s != "" {
-			pq.Sites = append(pq.Sites, s)
-		}
-	}
-	if o.Type != "" {
-		t := strings.ToLower(o.Type)
-		if a, ok := typeAliases[t]; ok {
-			t = a
-		}
-		pq.Types = append(pq.Types, t)
-	}
+	pq, o := PrepareQuery(q, o)
 	res := &Results{Query: q, Parsed: pq.String(), From: o.From, Size: o.Size, Hits: []Hit{}}
 	if pq.Empty() {
 		res.Took = time.Since(start)
