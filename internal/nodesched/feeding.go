@@ -782,10 +782,10 @@ func (m *Machine) feedForget(c *collection, b *store.Batch, uris ...string) ([]f
 	return ops, nil
 }
 
-// feedCommit commits b through commit with ops (one per target) in the
-// collection's outbox: atomically, in one Pebble batch.
+// feedCommit commits b through commit (onto the machine's staged view)
+// with ops (one per target) for the collection's outbox: the driver puts
+// them there in the Pebble batch that commits b (records.go).
 func (m *Machine) feedCommit(coll string, b *store.Batch, commit func() error, ops []feed.Operation, only string) error {
-	var fc *feedColl
 	if c := m.colls[coll]; c != nil {
 		var err error
 		if ops, err = m.flushLists(c, b, ops); err != nil { // reported.go
@@ -794,24 +794,13 @@ func (m *Machine) feedCommit(coll string, b *store.Batch, commit func() error, o
 	} else {
 		m.resetLists()
 	}
+	if err := commit(); err != nil {
+		return err
+	}
 	if m.cfg.Feeding != nil && len(ops) > 0 {
-		fc = m.cfg.Feeding.coll(coll)
+		m.feedPuts = append(m.feedPuts, feedPut{coll: coll, ops: ops, only: only})
 	}
-	if fc == nil {
-		return commit()
-	}
-	all := make([]feed.Operation, 0, len(ops)*len(fc.targets))
-	for _, op := range ops {
-		for _, t := range fc.targets {
-			if only != "" && !targetNamed(t, only) {
-				continue
-			}
-			op.Destination, op.Collection = t.Name, t.Collection
-			all = append(all, op)
-		}
-	}
-	_, err := fc.ob.PutWith(b.Pebble(), commit, all...)
-	return err
+	return nil
 }
 
 // targetNamed reports whether a destination named in an admin command (a

@@ -18,7 +18,6 @@ import (
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/filter"
 	"github.com/trawl/trawl/internal/frontier"
-	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/urls"
 )
 
@@ -61,9 +60,9 @@ type MachineConfig struct {
 	NodeID     string // this node scheduler's identifier (--id)
 	AdminHost  string // PKT_XMLRPCRT of CMD_UM_INIT
 	AdminPort  int32
-	DupServers int // number of duplicate servers configured
-	Store      *store.Store
-	Env        Env // dialer and clock for the compiled settings
+	DupServers int  // number of duplicate servers configured
+	Store      View // the crawl store (its staged view: view.go)
+	Env        Env  // dialer and clock for the compiled settings
 	Logger     *slog.Logger
 	// KeepAlive is the keep-alive period of the links (KeepaliveInterval
 	// if 0); MaxMissedKeepAlives periods in a row without an answer drop a
@@ -78,11 +77,6 @@ type MachineConfig struct {
 	// LimitCheckInterval is how often (LimitCheckInterval if 0).
 	DiskSpace          DiskSpaceFunc
 	LimitCheckInterval time.Duration
-	// Offload, if set, runs the storage/uri_dir file work (uridir.go) off
-	// the event loop: the functions in the order given, each after the
-	// store batch it belongs to has committed. It may block while its
-	// bounded queue is full. Nil runs them at once.
-	Offload func(f func())
 }
 
 // Machine is the node scheduler of MS-FSCMT 3.1 as a state machine: messages,
@@ -97,7 +91,7 @@ type Machine struct {
 	// (HandleScreened), nil otherwise.
 	verdict *screenVerdict
 	cfg     MachineConfig
-	st      *store.Store
+	st      View
 	log     *slog.Logger
 	colls   map[string]*collection
 	order   []string // collection names, for round-robin serving
@@ -109,6 +103,10 @@ type Machine struct {
 	ready []*Job
 	// stepFeed holds the content operations of the step being committed.
 	stepFeed feedOps
+	// feedPuts and work are the records for the driver (records.go): the
+	// content operations of the staged commits, the uri_dir file work.
+	feedPuts []feedPut
+	work     []any
 	// lists holds the reported URI lists the batch being built changes
 	// (reported.go).
 	lists *listState
@@ -138,7 +136,7 @@ type Machine struct {
 	// whether its document is new, modified or unchanged.
 	clog        []LogEntry
 	clogDropped uint64
-	stepRec     *store.URIRecord
+	stepRec     *uriRecord
 	stepChange  string
 }
 
@@ -246,19 +244,11 @@ func NewMachine(cfg MachineConfig, now time.Time) (*Machine, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &Machine{cfg: cfg, st: cfg.Store, log: log, colls: map[string]*collection{},
+	m := &Machine{cfg: cfg, st: stagedView(cfg.Store), log: log, colls: map[string]*collection{},
 		ds: make([]dsStatus, cfg.DupServers), dnsPending: map[string][]dnsWaiter{},
 		nodeIDs: map[string]int64{}, nodeName: map[int64]string{},
 		nextKA: now.Add(cfg.keepAlive()), nextQuarantine: now.Add(QuarantineInterval), nextStats: now.Add(StatsInterval)}
-	err := m.st.IterRaw(store.SpaceMeta, []byte(nodeIDPrefix), func(k, v []byte) error {
-		id, err := strconv.ParseInt(string(v), 10, 64)
-		if err == nil {
-			name := string(k[len(nodeIDPrefix):])
-			m.nodeIDs[name], m.nodeName[id] = id, name
-		}
-		return nil
-	})
-	if err != nil {
+	if err := m.loadNodeIDs(); err != nil { // view.go
 		return nil, err
 	}
 	return m, nil
@@ -268,7 +258,7 @@ const nodeIDPrefix = "nodesched/nodeid/"
 
 // nodeNum maps a node identifier to the integer the store's routing database
 // keeps, allocating one the first time (in batch b).
-func (m *Machine) nodeNum(b *store.Batch, name string) (int64, error) {
+func (m *Machine) nodeNum(b *batch, name string) (int64, error) {
 	if id, ok := m.nodeIDs[name]; ok {
 		return id, nil
 	}
@@ -969,7 +959,7 @@ func (m *Machine) addRoute(x *cmt.UMAddRoute, now time.Time) error {
 		return err
 	}
 	if x.NodeID == m.cfg.NodeID && len(x.Addrs) > 0 {
-		rec := &store.DNSRecord{Host: hostOf(x.Site), Expires: now.Add(time.Duration(max(x.TTL, 1)) * time.Second)}
+		rec := &dnsRecord{Host: hostOf(x.Site), Expires: now.Add(time.Duration(max(x.TTL, 1)) * time.Second)}
 		for _, a := range x.Addrs {
 			if ip, err := netip.ParseAddr(a.IP); err == nil {
 				rec.Addrs = append(rec.Addrs, ip)
@@ -1102,15 +1092,7 @@ func (m *Machine) remove(name string) error {
 			}
 		}
 		b := m.st.NewBatch()
-		lp := store.AppendLP(nil, name)
-		for _, sp := range []store.Space{store.SpaceURI, store.SpaceSite, store.SpaceDoc, store.SpaceChecksum, store.SpaceCsumURIs,
-			store.SpaceRoute, store.SpaceQueue, store.SpaceSeen, store.SpaceFrontier, store.SpaceKnown, store.SpaceHeader} {
-			if err := b.DeletePrefix(sp, lp); err != nil {
-				b.Discard()
-				return err
-			}
-		}
-		if err := b.DeletePrefix(store.SpaceMeta, heldCollPrefix(name)); err != nil { // limits.go
+		if err := deleteCollection(b, name); err != nil { // view.go
 			b.Discard()
 			return err
 		}
@@ -1249,7 +1231,7 @@ func (m *Machine) Quarantined(coll string) map[string]time.Time {
 
 func (m *Machine) dnsReply(x *cmt.UMDNSReply, now time.Time) error {
 	host := strings.ToLower(x.Host)
-	rec := &store.DNSRecord{Host: host, Expires: now.Add(time.Duration(max(x.TTL, 1)) * time.Second)}
+	rec := &dnsRecord{Host: host, Expires: now.Add(time.Duration(max(x.TTL, 1)) * time.Second)}
 	for _, a := range x.Addrs {
 		if ip, err := netip.ParseAddr(a.IP); err == nil {
 			rec.Addrs = append(rec.Addrs, ip)

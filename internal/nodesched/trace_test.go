@@ -22,7 +22,9 @@ import (
 // scheduler on the contract (runner over a Machine with a real crawl store
 // in a temporary directory and collection c1 of testXML, one duplicate
 // server): each is one sequence of MS-FSCMT section 3.1, events in,
-// batches out.
+// batches out. The machine's store writes show as "persist store
+// writes=N" (N Pebble operations, committed by the harness as the driver
+// would, before the batch's messages).
 //
 //	new
 //	connect peer=N tag=multinode|dupserver_0
@@ -33,17 +35,19 @@ import (
 // coll site node; uri coll url; dns-reply host ip; start-ip-reply coll ip
 // site allowed=yes|no.
 func TestTraces(t *testing.T) {
-	looptest.Run[cmt.Message](t, "testdata/*.trace", traceHarness{})
+	looptest.Run[cmt.Message](t, "testdata/*.trace", &traceHarness{})
 }
 
-type traceHarness struct{}
+// traceHarness keeps the crawl store of the trace being run.
+type traceHarness struct{ st *store.Store }
 
-func (traceHarness) New(t *testing.T, d *datadriven.TestData) loop.Machine[cmt.Message] {
+func (h *traceHarness) New(t *testing.T, d *datadriven.TestData) loop.Machine[cmt.Message] {
 	st, err := store.Open(t.TempDir(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	h.st = st
 	m, err := NewMachine(MachineConfig{NodeID: "n1", DupServers: 1, Store: st, Env: Env{NodeID: "n1"}}, looptest.Start)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +65,7 @@ func (traceHarness) New(t *testing.T, d *datadriven.TestData) loop.Machine[cmt.M
 	return newRunner(drv, m, looptest.Start)
 }
 
-func (traceHarness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[cmt.Message], error) {
+func (h *traceHarness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[cmt.Message], error) {
 	arg := func(key string) string {
 		var s string
 		if d.HasArg(key) {
@@ -122,10 +126,19 @@ func (traceHarness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[c
 	return nil, fmt.Errorf("unknown command %s", d.Cmd)
 }
 
-func (traceHarness) Format(b loop.Batch[cmt.Message]) string {
+func (h *traceHarness) Format(b loop.Batch[cmt.Message]) string {
 	var sb strings.Builder
 	for _, r := range b.Persist {
 		switch x := r.(type) {
+		case storeWrites:
+			n := 0
+			if x.b != nil {
+				n = int(x.b.Pebble().Count())
+			}
+			fmt.Fprintf(&sb, "persist store writes=%d\n", n)
+			if err := commitWrites(h.st, nil, x); err != nil {
+				fmt.Fprintf(&sb, "commit failed: %v\n", err)
+			}
 		case syncWAL:
 			sb.WriteString("persist sync-wal\n")
 		case crawllog.Entry:

@@ -260,14 +260,9 @@ func (m *Machine) openURIDir(name string, s *Settings) error {
 	return nil
 }
 
-// offload runs f where MachineConfig.Offload says (at once without it).
-func (m *Machine) offload(f func()) {
-	if m.cfg.Offload != nil {
-		m.cfg.Offload(f)
-		return
-	}
-	f()
-}
+// offload leaves f for the driver's file writer, after the store writes
+// staged before it (records.go).
+func (m *Machine) offload(f func()) { m.work = append(m.work, uriDirWork{f}) }
 
 // uriFileStep schedules, once the step's batch b commits, what the step
 // means for the document's URI file (see the top of this file). rec is the
