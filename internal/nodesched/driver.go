@@ -356,7 +356,7 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 		}
 	}()
 	m, err := NewMachine(MachineConfig{NodeID: d.cfg.NodeID, AdminHost: d.cfg.AdminHost, AdminPort: d.cfg.AdminPort,
-		DupServers: len(d.cfg.DS), Store: st, Env: env, Logger: d.log, Feeding: fd,
+		DupServers: len(d.cfg.DS), Store: st, Env: env, Logger: d.log, Feeds: fd != nil,
 		KeepAlive: d.cfg.KeepAlive, MaxMissedKeepAlives: d.cfg.MaxMissedKeepAlives,
 		DiskSpace: d.cfg.DiskSpace, LimitCheckInterval: d.cfg.LimitCheckInterval}, d.now())
 	if err != nil {
@@ -471,6 +471,10 @@ func (d *Driver) persist(st *store.Store, fd *Feeding, recs []any) error {
 			}
 		case uriDirWork:
 			d.offload(x.f)
+		case feedConf, feedState:
+			if err := applyFeedConf(fd, x); err != nil {
+				d.log.Error("nodesched: setting up the feeding; the collection does not feed", "err", err)
+			}
 		}
 	}
 	return nil

@@ -69,9 +69,10 @@ type MachineConfig struct {
 	// link (DefaultMaxMissedKeepAlives if 0).
 	KeepAlive           time.Duration
 	MaxMissedKeepAlives int
-	// Feeding, if set, receives the content operations of the crawl
-	// (feeding.go): they commit in the same store batches as the steps.
-	Feeding *Feeding
+	// Feeds says the driver runs a feeding chain (feeding.go): the
+	// machine then leaves content operations, the collections' feeding
+	// configurations and suspension states in its records (records.go).
+	Feeds bool
 	// DiskSpace reads the free space of the data directory's file system
 	// for limits/disk_free (limits.go; nil: the operating system's);
 	// LimitCheckInterval is how often (LimitCheckInterval if 0).
@@ -107,6 +108,10 @@ type Machine struct {
 	// content operations of the staged commits, the uri_dir file work.
 	feedPuts []feedPut
 	work     []any
+	// feedConfs are the feeding configuration records (records.go);
+	// feedResults the destinations' answers the driver counted.
+	feedConfs   []any
+	feedResults map[string]FeedResults
 	// lists holds the reported URI lists the batch being built changes
 	// (reported.go).
 	lists *listState

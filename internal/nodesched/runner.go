@@ -237,6 +237,7 @@ func (r *runner) Ready() loop.Batch[cmt.Message] {
 }
 
 func (r *runner) drain(now time.Time) {
+	giveFeedResults(r.m, r.d.feeding.Load()) // records.go
 	if err := r.m.Tick(now); err != nil {
 		r.fail(err)
 		return
@@ -325,6 +326,7 @@ func (r *runner) Advance() {
 	defer d.idleMu.Unlock()
 	d.idle = r.inFlight == 0 && r.m.Idle()
 	d.stats = map[string]Counters{}
+	giveFeedResults(r.m, d.feeding.Load())
 	for _, c := range r.m.Collections() {
 		d.stats[c] = r.m.Stats(c)
 	}
@@ -349,6 +351,10 @@ func (r *runner) apply(st *store.Store, fd *Feeding, recs []any) error {
 			}
 		case uriDirWork:
 			r.d.offload(x.f)
+		case feedConf, feedState:
+			if err := applyFeedConf(fd, x); err != nil {
+				r.d.log.Error("nodesched: setting up the feeding; the collection does not feed", "err", err)
+			}
 		case syncWAL:
 			if err := st.SyncWAL(); err != nil {
 				return err

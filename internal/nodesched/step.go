@@ -699,7 +699,7 @@ func (m *Machine) addOK(c *collection, x *cmt.PPDUPAddOK, now time.Time) error {
 		return err
 	}
 	m.resetLists()
-	if m.cfg.Feeding != nil {
+	if m.cfg.Feeds {
 		m.setListed(c, rec.URI, listingOf(rec)) // reported.go
 	}
 	ops, err := m.feedDuplicate(c, b, rec)
