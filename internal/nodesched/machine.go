@@ -83,10 +83,12 @@ type MachineConfig struct {
 // Machine is the node scheduler of MS-FSCMT 3.1 as a state machine: messages,
 // timer ticks and finished crawl steps go in (Handle, Tick, Complete), and
 // messages to send (Outputs), fetches to start (Next) and resolved host names
-// (Resolved) come out. It reads no clock, starts no goroutine and owns no
-// socket; its only I/O is the crawl store (storage/uri_dir files are
-// written through MachineConfig.Offload once a step's batch commits:
-// uridir.go). It is not safe for concurrent use.
+// (Resolved) come out, and what to persist (Records). It reads no clock,
+// starts no goroutine, owns no socket and writes nothing: it reads the
+// crawl store through a View whose batches it stages, and its writes, the
+// content operations for the feeding chain and the storage/uri_dir file
+// work leave it as records its driver applies (view.go, records.go). It
+// is not safe for concurrent use.
 type Machine struct {
 	// verdict is the off-loop screening of the entry being handled
 	// (HandleScreened), nil otherwise.
