@@ -46,8 +46,10 @@
 //     and every second a syncWAL record (the group commit, applied by the
 //     storage before the batch's messages go out). Wake is the machine's
 //     next timer.
-//   - A crawl step the store cannot commit becomes a fatalErr record: the
-//     storage returns its error and the driver stops, as the old loop did.
+//   - The machine's records (Machine.Records) go first in Batch.Persist.
+//     A crawl step the machine cannot stage becomes a fatalErr record; the
+//     storage returns its error, or that of a commit that fails, and the
+//     driver stops, as the old loop did.
 //   - A slow peer is held for (loop.HoldConfig: up to Config.Backlog
 //     messages, 10 minutes without progress) where the old loop blocked on
 //     a full send queue; a message queued on a link that died before the
