@@ -77,7 +77,7 @@ type timeItem struct {
 // safe for concurrent use.
 type Frontier struct {
 	cfg  Config
-	st   *store.Store
+	st   Store
 	log  *slog.Logger
 	coll []byte // lp(collection)
 
@@ -114,6 +114,17 @@ type Frontier struct {
 	subs []subState
 }
 
+// Store is the part of the crawl store (*store.Store) the frontier uses:
+// its raw key spaces, and batches for its writes. A node scheduler gives
+// it its staged view (store.Store.Staged), on which committing a batch
+// stages it for the driver.
+type Store interface {
+	GetRaw(sp store.Space, k []byte) ([]byte, bool, error)
+	IterRaw(sp store.Space, prefix []byte, fn func(k, v []byte) error) error
+	NewRawIter(sp store.Space, prefix []byte) (*store.RawIter, error)
+	NewBatch() *store.Batch
+}
+
 // ErrBroken is wrapped by every call after a commit failed; reopen the
 // frontier from the store.
 var ErrBroken = errors.New("frontier: a commit failed; reopen from the store")
@@ -121,7 +132,7 @@ var ErrBroken = errors.New("frontier: a commit failed; reopen from the store")
 // Open loads the frontier of cfg.Collection from s. The store holds
 // everything; the frontier keeps only queue heads and per-site state in
 // memory. log may be nil.
-func Open(s *store.Store, cfg Config, log *slog.Logger, now time.Time) (*Frontier, error) {
+func Open(s Store, cfg Config, log *slog.Logger, now time.Time) (*Frontier, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}

@@ -56,12 +56,7 @@ var wallClock = map[string]bool{"Now": true, "Since": true, "Until": true, "Slee
 
 // Exceptions are known violations, by "file: rule text", each waiting
 // for the issue named in its value.
-var Exceptions = map[string]string{
-	// The node scheduler's machine reads and writes its crawl store
-	// (Pebble) itself; issue #17 moves the writes into its Ready batch
-	// and the reads to the driver.
-	"internal/nodesched/machine.go: machine file imports internal/store": "issue #17",
-}
+var Exceptions = map[string]string{}
 
 // Violation is one broken rule.
 type Violation struct {

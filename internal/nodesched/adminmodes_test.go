@@ -78,6 +78,7 @@ func TestAdminModesPersist(t *testing.T) {
 			if err := tc.do(m); err != nil {
 				t.Fatal(err)
 			}
+			persist(t, m, st)
 			st.Close()
 			m, st = open()
 			defer st.Close()

@@ -405,59 +405,9 @@ func compileEff(c *config.Collection, eff *config.Effective, env Env) (*Settings
 	s.StartURIs = eff.StartURIs()
 	s.PPDup = ppdupSection(c)
 
-	fc := frontier.DefaultConfig(c.Name)
-	fc.MaxSites = eff.MaxSites()
-	fc.MaxPending = eff.MaxPending()
-	fc.Delay = s.Delay
-	fc.EnforceDelayPerIP = s.EnforceDelayIP
-	fc.ObeyRobotsDelay = s.ObeyRobotsDelay
-	if v, ok := eff.MaxInterDocs(); ok {
-		fc.MaxInterDocs = v
+	if s.Frontier, err = compileFrontier(c.Name, s, eff); err != nil { // frontierconf.go
+		return nil, err
 	}
-	fc.MaxDoc = eff.MaxDoc()
-	wq := eff.WorkqueuePriority()
-	fc.Levels, fc.DefaultLevel, fc.StartURILevel = wq.Levels, wq.Default, wq.StartURIPri
-	if ps, err := frontier.ParsePopScheme(wq.PopScheme); err == nil {
-		fc.PopScheme = ps
-	}
-	if err := compileLevels(eff, &fc); err != nil {
-		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)
-	}
-	fc.MaxHops = s.Depth
-	// max_uri_recursion is checked by the pipeline with urls.PathRecursion,
-	// the rule the webfarm contract states; the frontier's own check is off.
-	fc.MaxURIRecursion = 0
-	fc.WQFilter = eff.Wqfilter()
-	fc.SMFilterBits = eff.Smfilter()
-	if rm, err := frontier.ParseRefreshMode(eff.RefreshMode()); err == nil {
-		fc.RefreshMode = rm
-	}
-	if r := eff.Refresh(); r > 0 {
-		fc.Refresh = time.Duration(r * float64(time.Minute))
-	}
-	fc.RefreshWhenIdle = eff.RefreshWhenIdle()
-	fc.DBSwitch = eff.Dbswitch()
-	fc.DBSwitchDelete = eff.DbswitchDelete()
-	ad := eff.Adaptive()
-	fc.Adaptive = frontier.Adaptive{RefreshCount: ad.RefreshCount, RefreshQuota: ad.RefreshQuota, CoverageMin: ad.CoverageMin, CoverageMaxPct: ad.CoverageMaxPct}
-	// cachesize: the seen-set cache (screened URIs; 0 turns it off) and
-	// the queue entries of one site held in memory (wqcache).
-	cs := eff.Cachesize()
-	if cs.Screened != nil {
-		fc.SeenCacheSize = *cs.Screened
-		if fc.SeenCacheSize == 0 {
-			fc.SeenCacheSize = -1
-		}
-	}
-	if cs.Wqcache != nil {
-		fc.RefillSize = max(*cs.Wqcache, 1)
-		fc.HeadSize = min(fc.RefillSize, 8)
-	}
-	fc.MaxBackoffCounter = eff.MaxBackoffCounter()
-	fc.MaxBackoffDelay = time.Duration(eff.MaxBackoffDelay()) * time.Second
-	fc.RequireIP = true
-	fc.RequireGrant = true
-	s.Frontier = fc
 	s.Logs, s.UMLogs = crawllog.FormatsOf(eff.Log()), eff.Umlogs()
 	if err := compileExtras(s, eff, fo); err != nil {
 		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)

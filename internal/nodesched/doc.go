@@ -9,11 +9,9 @@
 //
 //   - Machine is the state machine: messages (Handle), timer ticks (Tick)
 //     and finished crawl steps (Complete) go in; messages to send (Outputs),
-//     fetches to start (Next) and resolved host names (Resolved) come out.
-//     It reads no clock and starts no goroutine; its only I/O is the crawl
-//     store, and one crawl step (URI record, compressed document, frontier
-//     Done and the new queue entries) is one store batch, so a kill -9 loses
-//     at most the fetches in flight, which are served again (at-least-once).
+//     fetches to start (Next), resolved host names (Resolved) and records
+//     to persist (Records) come out. It reads no clock, starts no
+//     goroutine and writes nothing (below, "The machine and the store").
 //   - Pipeline is what a fetch worker runs for one Job: robots.txt through the
 //     per-collection cache, politeness pacing per site and IP (robots.txt
 //     requests included), the fetch, extraction and link screening.
@@ -48,8 +46,10 @@
 //     and every second a syncWAL record (the group commit, applied by the
 //     storage before the batch's messages go out). Wake is the machine's
 //     next timer.
-//   - A crawl step the store cannot commit becomes a fatalErr record: the
-//     storage returns its error and the driver stops, as the old loop did.
+//   - The machine's records (Machine.Records) go first in Batch.Persist.
+//     A crawl step the machine cannot stage becomes a fatalErr record; the
+//     storage returns its error, or that of a commit that fails, and the
+//     driver stops, as the old loop did.
 //   - A slow peer is held for (loop.HoldConfig: up to Config.Backlog
 //     messages, 10 minutes without progress) where the old loop blocked on
 //     a full send queue; a message queued on a link that died before the
@@ -61,14 +61,32 @@
 //     administration reads (Idle, Stats, SiteStats) are published when a
 //     batch was applied (runner.Advance).
 //
-// What is not on the contract yet: Machine itself keeps its own shape
-// (Handle/Tick/Complete in, Outputs/Next/CrawlLog/DeadPeers/Resolved
-// drained) with runner as the adapter; it still writes the crawl store
-// inside Complete, Handle and AddCollection (one store batch per crawl step,
-// not Persist records), logs through its own slog.Logger rather than
-// Batch.Logs, and holds the goroutine-backed Feeding and the storage/uri_dir
-// file writer (Offload) as configured components. Moving those out is the
-// next step of issue #17.
+// # The machine and the store
+//
+// The contract: the machine may read the crawl store through View
+// (view.go); it never writes to Pebble and never syncs. View is the
+// store's staged view (store.Store.Staged): a batch the machine commits is
+// staged, one indexed Pebble batch that the machine's later reads go
+// through, so a step sees the steps before it. Machine.Records hands over,
+// in order: the feeding configuration records (feedConf, feedState) for
+// the Feeding chain, which the driver runs; then storeWrites, everything
+// staged since the last call with the content operations of those
+// commits; then the storage/uri_dir file work (uriDirWork) for the
+// driver's file writer. runner.Ready puts them first in Batch.Persist and
+// the storage (runner.apply) commits storeWrites as one Pebble batch, the
+// content operations put in the feeding outboxes within it
+// (feed.Outbox.PutWith), before the batch's messages are sent and its
+// fetches started: a kill -9 loses at most what no message announced
+// (the fetches in flight, served again: at-least-once). A commit that
+// fails stops the driver. The fetch workers and the feeders read the
+// store itself, which holds what was committed. The machine learns the
+// feeding chain's counts from the driver (SetFeedResults).
+//
+// What is not on the contract yet: Machine keeps its own shape
+// (Handle/Tick/Complete in, Outputs/Next/CrawlLog/DeadPeers/Resolved/
+// Records drained) with runner as the adapter, reads the store through
+// View (not from memory alone), and logs through its own slog.Logger
+// rather than Batch.Logs.
 //
 // Collections arrive as CMD_ADM_CONF_ADD (the PKT_DSPEC dictionary is turned
 // back into MS-FSCCFG XML and parsed by internal/config, CollectionFromWire)

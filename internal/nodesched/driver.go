@@ -384,18 +384,10 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 			d.files.Store(nil)
 		}
 	}()
-	offload := func(f func()) { // on the event loop only
-		fw := d.files.Load()
-		if fw == nil {
-			fw = newFileWriter()
-			d.files.Store(fw)
-		}
-		fw.offload(f)
-	}
 	m, err := NewMachine(MachineConfig{NodeID: d.cfg.NodeID, AdminHost: d.cfg.AdminHost, AdminPort: d.cfg.AdminPort,
-		DupServers: len(d.cfg.DS), Store: st, Env: env, Logger: d.log, Feeding: fd,
+		DupServers: len(d.cfg.DS), Store: st, Env: env, Logger: d.log, Feeds: fd != nil,
 		KeepAlive: d.cfg.KeepAlive, MaxMissedKeepAlives: d.cfg.MaxMissedKeepAlives,
-		DiskSpace: d.cfg.DiskSpace, LimitCheckInterval: d.cfg.LimitCheckInterval, StatsInterval: d.cfg.StatsInterval, Offload: offload}, d.now())
+		DiskSpace: d.cfg.DiskSpace, LimitCheckInterval: d.cfg.LimitCheckInterval, StatsInterval: d.cfg.StatsInterval}, d.now())
 	if err != nil {
 		return err
 	}
@@ -444,6 +436,11 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 		if cerr := m.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
+		// The machine's last writes (the frontiers' state saved by
+		// Close, what the last steps staged after the loop stopped).
+		if aerr := d.persist(st, fd, m.Records()); aerr != nil && err == nil {
+			err = aerr
+		}
 		if serr := st.SyncWAL(); serr != nil && err == nil {
 			err = serr
 		}
@@ -453,12 +450,13 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 		go func() { defer wg.Done(); _ = fd.Run(ctx) }()
 	}
 	r := newRunner(d, m, d.now())
+	r.st = st
 	d.r = r
 	d.drv = loop.New(loop.Config[cmt.Message]{
 		Name:    "nodesched",
 		Machine: r,
 		Dialer:  peerDialer{d: d},
-		Storage: loop.StorageFunc(func(_ context.Context, recs []any) error { return r.apply(st, recs) }),
+		Storage: loop.StorageFunc(func(_ context.Context, recs []any) error { return r.apply(st, fd, recs) }),
 		Worker: loop.WorkerFunc(func(ctx context.Context, spec any) (any, error) {
 			return d.pipe.Process(ctx, spec.(*Job)), nil
 		}),
@@ -475,6 +473,38 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 			return r.fatal
 		}
 		return err
+	}
+	return nil
+}
+
+// offload hands uri_dir file work to the file writer (started on first
+// use), which runs it in order off the event loop; it blocks while the
+// writer's bounded queue is full.
+func (d *Driver) offload(f func()) {
+	fw := d.files.Load()
+	if fw == nil {
+		fw = newFileWriter()
+		d.files.Store(fw)
+	}
+	fw.offload(f)
+}
+
+// persist applies the machine's records (Machine.Records) outside the
+// loop: at shutdown, after the loop stopped.
+func (d *Driver) persist(st *store.Store, fd *Feeding, recs []any) error {
+	for _, rec := range recs {
+		switch x := rec.(type) {
+		case storeWrites:
+			if err := commitWrites(st, fd, x); err != nil {
+				return err
+			}
+		case uriDirWork:
+			d.offload(x.f)
+		case feedConf, feedState:
+			if err := applyFeedConf(fd, x); err != nil {
+				d.log.Error("nodesched: setting up the feeding; the collection does not feed", "err", err)
+			}
+		}
 	}
 	return nil
 }

@@ -137,15 +137,14 @@ func (r *feedResults) add(res feed.Result) {
 // like every counter), so that Stats and CMD_UM_STAT carry them.
 func (m *Machine) syncFeedCounters(c *collection) {
 	m.syncURIFileCounters(c) // uridir.go
-	if m.cfg.Feeding == nil {
+	if !m.cfg.Feeds {
 		return
 	}
-	fc := m.cfg.Feeding.coll(c.s.Name)
-	if fc == nil {
+	r, ok := m.feedResults[c.s.Name] // given by the driver (FeedResults)
+	if !ok {
 		return
 	}
-	for k, v := range map[string]int64{"pp_fed": fc.results.fed.Load(), "pp_succeeded": fc.results.succeeded.Load(),
-		"pp_failed": fc.results.failed.Load(), "pp_deleted": fc.results.deleted.Load()} {
+	for k, v := range map[string]int64{"pp_fed": r.Fed, "pp_succeeded": r.Succeeded, "pp_failed": r.Failed, "pp_deleted": r.Deleted} {
 		if v != 0 {
 			c.stats[k] = v
 		}
@@ -549,7 +548,7 @@ type feedOps []feed.Operation
 // deleted from the crawl store in b.
 func (m *Machine) feedDeleted(c *collection, b *store.Batch, uri string) error {
 	m.uriFileGone(c, b, uri) // uridir.go: its URI file goes too
-	if m.cfg.Feeding != nil {
+	if m.cfg.Feeds {
 		m.setListed(c, uri, listing{}) // reported.go
 	}
 	ops, err := m.feedForget(c, b, uri)
@@ -560,14 +559,15 @@ func (m *Machine) feedDeleted(c *collection, b *store.Batch, uri string) error {
 // feedSetup is called when a collection is added or reconfigured (with
 // its compiled settings s and its feeding suspension state).
 func (m *Machine) feedSetup(name string, s *Settings, st FeedingState) error {
-	if m.cfg.Feeding == nil {
+	if !m.cfg.Feeds {
 		return nil
 	}
-	fc, err := m.cfg.Feeding.setup(name, s.Eff.Feeding(), s.DSPaused, st.clone())
-	if fc != nil {
-		fc.dsfeed.Store(s.Logs.On(crawllog.DSFeed))
+	if _, err := collTargets(name, s.Eff.Feeding(), s.DSPaused); err != nil {
+		return fmt.Errorf("nodesched: collection %s: %w", name, err)
 	}
-	return err
+	m.feedConfs = append(m.feedConfs, feedConf{coll: name, dests: s.Eff.Feeding(), dsPaused: s.DSPaused,
+		state: st.clone(), dsfeed: s.Logs.On(crawllog.DSFeed)}) // records.go
+	return nil
 }
 
 // takeStepFeed returns and clears the operations of the current step.
@@ -579,8 +579,8 @@ func (m *Machine) takeStepFeed() []feed.Operation {
 
 // feedSuspended passes a changed CMD_ADM_CONF_FEEDING_SUSPEND state on.
 func (m *Machine) feedSuspended(c *collection) {
-	if m.cfg.Feeding != nil {
-		m.cfg.Feeding.setSuspended(c.s.Name, c.feeding.clone())
+	if m.cfg.Feeds {
+		m.feedConfs = append(m.feedConfs, feedState{coll: c.s.Name, state: c.feeding.clone()}) // records.go
 	}
 }
 
@@ -670,7 +670,7 @@ func (m *Machine) feedAbsent(c *collection, b *store.Batch, uri string) ([]feed.
 // until Complete commits the step.
 func (m *Machine) feedStep(c *collection, b *store.Batch, rec *store.URIRecord, o *Outcome) error {
 	m.stepFeed = nil
-	if m.cfg.Feeding == nil {
+	if !m.cfg.Feeds {
 		return nil
 	}
 	if err := m.recordAnchors(c, b, o.Links); err != nil {
@@ -701,7 +701,7 @@ func (m *Machine) feedStep(c *collection, b *store.Batch, rec *store.URIRecord, 
 // feedDuplicate is PPDUP_ADD_OK's part: a duplicate goes, the checksum's
 // owner comes (again) if it was not fed.
 func (m *Machine) feedDuplicate(c *collection, b *store.Batch, rec *store.URIRecord) ([]feed.Operation, error) {
-	if m.cfg.Feeding == nil {
+	if !m.cfg.Feeds {
 		return nil, nil
 	}
 	if rec.Status == store.StatusDuplicate {
@@ -768,7 +768,7 @@ func (m *Machine) noIndex(c *collection, rec *store.URIRecord, body []byte) bool
 // feedForget returns the removals of uris (deleted from the crawl store in
 // b) and removes their marks in b.
 func (m *Machine) feedForget(c *collection, b *store.Batch, uris ...string) ([]feed.Operation, error) {
-	if m.cfg.Feeding == nil {
+	if !m.cfg.Feeds {
 		return nil, nil
 	}
 	var ops []feed.Operation
@@ -782,10 +782,10 @@ func (m *Machine) feedForget(c *collection, b *store.Batch, uris ...string) ([]f
 	return ops, nil
 }
 
-// feedCommit commits b through commit with ops (one per target) in the
-// collection's outbox: atomically, in one Pebble batch.
+// feedCommit commits b through commit (onto the machine's staged view)
+// with ops (one per target) for the collection's outbox: the driver puts
+// them there in the Pebble batch that commits b (records.go).
 func (m *Machine) feedCommit(coll string, b *store.Batch, commit func() error, ops []feed.Operation, only string) error {
-	var fc *feedColl
 	if c := m.colls[coll]; c != nil {
 		var err error
 		if ops, err = m.flushLists(c, b, ops); err != nil { // reported.go
@@ -794,24 +794,13 @@ func (m *Machine) feedCommit(coll string, b *store.Batch, commit func() error, o
 	} else {
 		m.resetLists()
 	}
-	if m.cfg.Feeding != nil && len(ops) > 0 {
-		fc = m.cfg.Feeding.coll(coll)
+	if err := commit(); err != nil {
+		return err
 	}
-	if fc == nil {
-		return commit()
+	if m.cfg.Feeds && len(ops) > 0 {
+		m.feedPuts = append(m.feedPuts, feedPut{coll: coll, ops: ops, only: only})
 	}
-	all := make([]feed.Operation, 0, len(ops)*len(fc.targets))
-	for _, op := range ops {
-		for _, t := range fc.targets {
-			if only != "" && !targetNamed(t, only) {
-				continue
-			}
-			op.Destination, op.Collection = t.Name, t.Collection
-			all = append(all, op)
-		}
-	}
-	_, err := fc.ob.PutWith(b.Pebble(), commit, all...)
-	return err
+	return nil
 }
 
 // targetNamed reports whether a destination named in an admin command (a
@@ -836,7 +825,7 @@ func (m *Machine) feedRemoveCollection(name string, b *store.Batch) ([]feed.Oper
 	if err := forgetLists(b, name); err != nil { // reported.go
 		return nil, err
 	}
-	if m.cfg.Feeding == nil {
+	if !m.cfg.Feeds {
 		return nil, nil
 	}
 	p := markPrefix(name)
@@ -858,12 +847,12 @@ const reprocessBatch = 256
 // indexable document of the site whose URI matches is sent again (as an
 // update) to the named destination, or to all.
 func (m *Machine) feedReprocess(c *collection, site, prefix string, exact bool, dest string) (int, error) {
-	if m.cfg.Feeding == nil {
+	if !m.cfg.Feeds {
 		return 0, nil
 	}
-	if fc := m.cfg.Feeding.coll(c.s.Name); fc != nil && dest != "" {
+	if ts := c.targets(); len(ts) > 0 && dest != "" {
 		known := false
-		for _, t := range fc.targets {
+		for _, t := range ts {
 			known = known || targetNamed(t, dest)
 		}
 		if !known {

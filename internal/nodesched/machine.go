@@ -18,7 +18,6 @@ import (
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/filter"
 	"github.com/trawl/trawl/internal/frontier"
-	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/urls"
 )
 
@@ -61,18 +60,19 @@ type MachineConfig struct {
 	NodeID     string // this node scheduler's identifier (--id)
 	AdminHost  string // PKT_XMLRPCRT of CMD_UM_INIT
 	AdminPort  int32
-	DupServers int // number of duplicate servers configured
-	Store      *store.Store
-	Env        Env // dialer and clock for the compiled settings
+	DupServers int  // number of duplicate servers configured
+	Store      View // the crawl store (its staged view: view.go)
+	Env        Env  // dialer and clock for the compiled settings
 	Logger     *slog.Logger
 	// KeepAlive is the keep-alive period of the links (KeepaliveInterval
 	// if 0); MaxMissedKeepAlives periods in a row without an answer drop a
 	// link (DefaultMaxMissedKeepAlives if 0).
 	KeepAlive           time.Duration
 	MaxMissedKeepAlives int
-	// Feeding, if set, receives the content operations of the crawl
-	// (feeding.go): they commit in the same store batches as the steps.
-	Feeding *Feeding
+	// Feeds says the driver runs a feeding chain (feeding.go): the
+	// machine then leaves content operations, the collections' feeding
+	// configurations and suspension states in its records (records.go).
+	Feeds bool
 	// DiskSpace reads the free space of the data directory's file system
 	// for limits/disk_free (limits.go; nil: the operating system's);
 	// LimitCheckInterval is how often (LimitCheckInterval if 0).
@@ -81,26 +81,23 @@ type MachineConfig struct {
 	// StatsInterval is how often the collections' statistics go to the
 	// multinode scheduler in CMD_UM_STAT (StatsInterval if 0).
 	StatsInterval time.Duration
-	// Offload, if set, runs the storage/uri_dir file work (uridir.go) off
-	// the event loop: the functions in the order given, each after the
-	// store batch it belongs to has committed. It may block while its
-	// bounded queue is full. Nil runs them at once.
-	Offload func(f func())
 }
 
 // Machine is the node scheduler of MS-FSCMT 3.1 as a state machine: messages,
 // timer ticks and finished crawl steps go in (Handle, Tick, Complete), and
 // messages to send (Outputs), fetches to start (Next) and resolved host names
-// (Resolved) come out. It reads no clock, starts no goroutine and owns no
-// socket; its only I/O is the crawl store (storage/uri_dir files are
-// written through MachineConfig.Offload once a step's batch commits:
-// uridir.go). It is not safe for concurrent use.
+// (Resolved) come out, and what to persist (Records). It reads no clock,
+// starts no goroutine, owns no socket and writes nothing: it reads the
+// crawl store through a View whose batches it stages, and its writes, the
+// content operations for the feeding chain and the storage/uri_dir file
+// work leave it as records its driver applies (view.go, records.go). It
+// is not safe for concurrent use.
 type Machine struct {
 	// verdict is the off-loop screening of the entry being handled
 	// (HandleScreened), nil otherwise.
 	verdict *screenVerdict
 	cfg     MachineConfig
-	st      *store.Store
+	st      View
 	// dsOpsResent marks the duplicate servers whose unanswered checksum
 	// operations were sent again after the process started (dsops.go).
 	dsOpsResent map[dsColl]bool
@@ -115,6 +112,14 @@ type Machine struct {
 	ready []*Job
 	// stepFeed holds the content operations of the step being committed.
 	stepFeed feedOps
+	// feedPuts and work are the records for the driver (records.go): the
+	// content operations of the staged commits, the uri_dir file work.
+	feedPuts []feedPut
+	work     []any
+	// feedConfs are the feeding configuration records (records.go);
+	// feedResults the destinations' answers the driver counted.
+	feedConfs   []any
+	feedResults map[string]FeedResults
 	// lists holds the reported URI lists the batch being built changes
 	// (reported.go).
 	lists *listState
@@ -144,7 +149,7 @@ type Machine struct {
 	// whether its document is new, modified or unchanged.
 	clog        []LogEntry
 	clogDropped uint64
-	stepRec     *store.URIRecord
+	stepRec     *uriRecord
 	stepChange  string
 }
 
@@ -252,19 +257,11 @@ func NewMachine(cfg MachineConfig, now time.Time) (*Machine, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &Machine{cfg: cfg, st: cfg.Store, log: log, colls: map[string]*collection{},
+	m := &Machine{cfg: cfg, st: stagedView(cfg.Store), log: log, colls: map[string]*collection{},
 		ds: make([]dsStatus, cfg.DupServers), dnsPending: map[string][]dnsWaiter{},
 		nodeIDs: map[string]int64{}, nodeName: map[int64]string{},
 		nextKA: now.Add(cfg.keepAlive()), nextQuarantine: now.Add(QuarantineInterval), nextStats: now.Add(cfg.statsInterval())}
-	err := m.st.IterRaw(store.SpaceMeta, []byte(nodeIDPrefix), func(k, v []byte) error {
-		id, err := strconv.ParseInt(string(v), 10, 64)
-		if err == nil {
-			name := string(k[len(nodeIDPrefix):])
-			m.nodeIDs[name], m.nodeName[id] = id, name
-		}
-		return nil
-	})
-	if err != nil {
+	if err := m.loadNodeIDs(); err != nil { // view.go
 		return nil, err
 	}
 	return m, nil
@@ -274,7 +271,7 @@ const nodeIDPrefix = "nodesched/nodeid/"
 
 // nodeNum maps a node identifier to the integer the store's routing database
 // keeps, allocating one the first time (in batch b).
-func (m *Machine) nodeNum(b *store.Batch, name string) (int64, error) {
+func (m *Machine) nodeNum(b *batch, name string) (int64, error) {
 	if id, ok := m.nodeIDs[name]; ok {
 		return id, nil
 	}
@@ -972,7 +969,7 @@ func (m *Machine) addRoute(x *cmt.UMAddRoute, now time.Time) error {
 		return err
 	}
 	if x.NodeID == m.cfg.NodeID && len(x.Addrs) > 0 {
-		rec := &store.DNSRecord{Host: hostOf(x.Site), Expires: now.Add(time.Duration(max(x.TTL, 1)) * time.Second)}
+		rec := &dnsRecord{Host: hostOf(x.Site), Expires: now.Add(time.Duration(max(x.TTL, 1)) * time.Second)}
 		for _, a := range x.Addrs {
 			if ip, err := netip.ParseAddr(a.IP); err == nil {
 				rec.Addrs = append(rec.Addrs, ip)
@@ -1109,15 +1106,7 @@ func (m *Machine) remove(name string) error {
 			}
 		}
 		b := m.st.NewBatch()
-		lp := store.AppendLP(nil, name)
-		for _, sp := range []store.Space{store.SpaceURI, store.SpaceSite, store.SpaceDoc, store.SpaceChecksum, store.SpaceCsumURIs,
-			store.SpaceRoute, store.SpaceQueue, store.SpaceSeen, store.SpaceFrontier, store.SpaceKnown, store.SpaceHeader} {
-			if err := b.DeletePrefix(sp, lp); err != nil {
-				b.Discard()
-				return err
-			}
-		}
-		if err := b.DeletePrefix(store.SpaceMeta, heldCollPrefix(name)); err != nil { // limits.go
+		if err := deleteCollection(b, name); err != nil { // view.go
 			b.Discard()
 			return err
 		}
@@ -1256,7 +1245,7 @@ func (m *Machine) Quarantined(coll string) map[string]time.Time {
 
 func (m *Machine) dnsReply(x *cmt.UMDNSReply, now time.Time) error {
 	host := strings.ToLower(x.Host)
-	rec := &store.DNSRecord{Host: host, Expires: now.Add(time.Duration(max(x.TTL, 1)) * time.Second)}
+	rec := &dnsRecord{Host: host, Expires: now.Add(time.Duration(max(x.TTL, 1)) * time.Second)}
 	for _, a := range x.Addrs {
 		if ip, err := netip.ParseAddr(a.IP); err == nil {
 			rec.Addrs = append(rec.Addrs, ip)

@@ -105,6 +105,7 @@ func TestFeedingPausedDestination(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := m.Feeding("c1")
+			persist(t, m, st)
 			st.Close()
 			m, st = open(tc.paused)
 			defer st.Close()

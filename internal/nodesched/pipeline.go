@@ -82,7 +82,7 @@ type Job struct {
 	Fetch frontier.Fetch
 	Meta  entryMeta
 	Prev  *store.URIRecord // the stored record, nil for a new URI
-	Store *store.Store     // to reread the stored body on a 304
+	Store *store.Store     // to reread the stored body on a 304 (set by the driver)
 }
 
 // Link is a URI discovered by a crawl step, normalized and screened
@@ -715,53 +715,7 @@ func (p *Pipeline) process(ctx context.Context, out *Outcome, u *url.URL, resp *
 	if out.NoFollow || (j.Meta.Flags&metaFeedItem != 0 && s.Feeds != nil && !s.Feeds.RSS.FollowLinks) {
 		return out
 	}
-	seen := map[string]bool{}
-	for _, l := range res.Links {
-		t, err := res.Resolve(u, l.URL)
-		if err != nil {
-			continue
-		}
-		if mi := s.unmirror(t); mi != "" {
-			if out.Mirrors == nil {
-				out.Mirrors = map[string]string{}
-			}
-			out.Mirrors[mi] = t.Host
-		}
-		nu, reason := screenReason(s, t.String())
-		if reason != "" {
-			if !seen[t.String()] {
-				seen[t.String()] = true
-				out.screened(t.String(), reason)
-			}
-			continue
-		}
-		if seen[nu.String()] {
-			continue
-		}
-		lh := hops + 1
-		if !sameHost(u, nu) {
-			if !s.FwdLinks {
-				if !seen[nu.String()] {
-					seen[nu.String()] = true
-					out.screened(nu.String(), "fwdlinks")
-				}
-				continue
-			}
-			if s.ResetLevel {
-				lh = 0
-			}
-		}
-		var flags uint32
-		if l.Kind == extract.KindMetaRefresh {
-			flags |= uint32(cmt.URIFMetaRefresh)
-		}
-		var meta uint8
-		if discoveredChannel(s, l) {
-			meta = metaFeedChannel
-		}
-		seen[nu.String()] = true
-		out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: lh, Flags: flags, Meta: meta, Anchor: l.Anchor, OffLang: offLang})
-	}
+	pageLinks(out, s, u, res, hops, offLang) // pagelinks.go
 	return out
 }
 

@@ -424,7 +424,7 @@ func (m *Machine) flushLists(c *collection, b *store.Batch, ops []feed.Operation
 			dirty = append(dirty, at.doc)
 		}
 	}
-	if m.cfg.Feeding == nil || len(dirty) == 0 {
+	if !m.cfg.Feeds || len(dirty) == 0 {
 		return ops, nil
 	}
 	m.lists = ls // reportLists reads the batch's lists

@@ -10,6 +10,7 @@ import (
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/loop"
+	"github.com/trawl/trawl/internal/store"
 )
 
 // runner puts the node scheduler's Machine on the shared driver: it is the
@@ -20,8 +21,11 @@ import (
 // a host's address) and turns the machine's drained outputs into batches.
 type runner struct {
 	loop.Base[cmt.Message]
-	d     *Driver
-	m     *Machine
+	d *Driver
+	m *Machine
+	// st is the crawl store the fetch workers read (the machine's writes
+	// are committed to it before the jobs of the same batch start).
+	st    *store.Store
 	peers map[Peer]*peerConn
 	links map[Peer]*loop.Redial[cmt.Message]
 	byID  map[loop.Peer]Peer
@@ -224,10 +228,16 @@ func (r *runner) Ready() loop.Batch[cmt.Message] {
 		r.dirty = false
 		r.drain(r.now)
 	}
+	// The machine's records go first: its store writes commit before
+	// anything else of the batch is applied (records.go).
+	if recs := r.m.Records(); len(recs) > 0 {
+		r.Pending.Persist = append(recs, r.Pending.Persist...)
+	}
 	return r.Pending
 }
 
 func (r *runner) drain(now time.Time) {
+	giveFeedResults(r.m, r.d.feeding.Load()) // records.go
 	if err := r.m.Tick(now); err != nil {
 		r.fail(err)
 		return
@@ -243,6 +253,7 @@ func (r *runner) drain(now time.Time) {
 		}
 		r.inFlight++
 		r.nextJob++
+		j.Store = r.st // committed before the job starts (apply order)
 		r.Pending.Work = append(r.Pending.Work, loop.Job{ID: r.nextJob, Spec: j})
 	}
 	r.route(r.m.Outputs(), now)
@@ -315,6 +326,7 @@ func (r *runner) Advance() {
 	defer d.idleMu.Unlock()
 	d.idle = r.inFlight == 0 && r.m.Idle()
 	d.stats = map[string]Counters{}
+	giveFeedResults(r.m, d.feeding.Load())
 	for _, c := range r.m.Collections() {
 		d.stats[c] = r.m.Stats(c)
 	}
@@ -327,11 +339,22 @@ func (r *runner) Advance() {
 	}
 }
 
-// apply is the driver's Storage: the group commit, crawl log lines for the
-// files, and a fatal error.
-func (r *runner) apply(st interface{ SyncWAL() error }, recs []any) error {
+// apply is the driver's Storage: the machine's store writes (with their
+// content operations for the feeding outboxes, fd) and uri_dir file work,
+// the group commit, crawl log lines for the files, and a fatal error.
+func (r *runner) apply(st *store.Store, fd *Feeding, recs []any) error {
 	for _, rec := range recs {
 		switch x := rec.(type) {
+		case storeWrites:
+			if err := commitWrites(st, fd, x); err != nil {
+				return fmt.Errorf("nodesched: committing the crawl store: %w", err)
+			}
+		case uriDirWork:
+			r.d.offload(x.f)
+		case feedConf, feedState:
+			if err := applyFeedConf(fd, x); err != nil {
+				r.d.log.Error("nodesched: setting up the feeding; the collection does not feed", "err", err)
+			}
 		case syncWAL:
 			if err := st.SyncWAL(); err != nil {
 				return err

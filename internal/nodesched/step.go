@@ -260,7 +260,7 @@ func (m *Machine) Next(now time.Time) (job *Job, ok bool, wake time.Time) {
 			continue
 		}
 		c.inflight[fe.Site]++
-		j := &Job{S: c.s.For(fe.URI), Gen: c.gen, Fetch: fe, Meta: decodeMeta(fe.Extra), Store: m.st}
+		j := &Job{S: c.s.For(fe.URI), Gen: c.gen, Fetch: fe, Meta: decodeMeta(fe.Extra)}
 		// A fresh URI (never queued before) has no record: skip the lookup.
 		if !fe.Fresh {
 			if rec, ok, err := m.st.URI(c.s.Name, fe.URI); err == nil && ok {
@@ -717,7 +717,7 @@ func (m *Machine) addOK(c *collection, x *cmt.PPDUPAddOK, now time.Time) error {
 		return err
 	}
 	m.resetLists()
-	if m.cfg.Feeding != nil {
+	if m.cfg.Feeds {
 		m.setListed(c, rec.URI, listingOf(rec)) // reported.go
 	}
 	ops, err := m.feedDuplicate(c, b, rec)

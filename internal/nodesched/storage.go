@@ -137,7 +137,7 @@ func (m *Machine) dropDuplicateBody(c *collection, b *store.Batch, rec *store.UR
 // unchanged since it was fed, its body leaves the crawl store in the same
 // batch.
 func (m *Machine) removeFedDocument(c *collection, b *store.Batch, rec *store.URIRecord) error {
-	if !c.s.storage().removeDocs || m.cfg.Feeding == nil {
+	if !c.s.storage().removeDocs || !m.cfg.Feeds {
 		return nil
 	}
 	if rec.Status != store.StatusFetched && rec.Status != store.StatusNotModified {

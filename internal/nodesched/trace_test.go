@@ -23,7 +23,9 @@ import (
 // scheduler on the contract (runner over a Machine with a real crawl store
 // in a temporary directory and collection c1 of testXML, one duplicate
 // server): each is one sequence of MS-FSCMT section 3.1, events in,
-// batches out.
+// batches out. The machine's store writes show as "persist store
+// writes=N" (N Pebble operations, committed by the harness as the driver
+// would, before the batch's messages).
 //
 //	new [delay=SECONDS]   (c1's delay, 0 when not given)
 //	connect peer=N tag=multinode|dupserver_0
@@ -40,8 +42,12 @@ func TestTraces(t *testing.T) {
 	looptest.Run[cmt.Message](t, "testdata/*.trace", &traceHarness{})
 }
 
-// traceHarness remembers the fetches it printed, for "done".
-type traceHarness struct{ jobs map[uint64]*Job }
+// traceHarness keeps the crawl store of the trace being run and the
+// fetches it printed, for "done".
+type traceHarness struct {
+	st   *store.Store
+	jobs map[uint64]*Job
+}
 
 func (h *traceHarness) New(t *testing.T, d *datadriven.TestData) loop.Machine[cmt.Message] {
 	h.jobs = nil
@@ -50,6 +56,7 @@ func (h *traceHarness) New(t *testing.T, d *datadriven.TestData) loop.Machine[cm
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	h.st = st
 	m, err := NewMachine(MachineConfig{NodeID: "n1", DupServers: 1, Store: st, Env: Env{NodeID: "n1"}}, looptest.Start)
 	if err != nil {
 		t.Fatal(err)
@@ -169,6 +176,15 @@ func (h *traceHarness) Format(b loop.Batch[cmt.Message]) string {
 	var sb strings.Builder
 	for _, r := range b.Persist {
 		switch x := r.(type) {
+		case storeWrites:
+			n := 0
+			if x.b != nil {
+				n = int(x.b.Pebble().Count())
+			}
+			fmt.Fprintf(&sb, "persist store writes=%d\n", n)
+			if err := commitWrites(h.st, nil, x); err != nil {
+				fmt.Fprintf(&sb, "commit failed: %v\n", err)
+			}
 		case syncWAL:
 			sb.WriteString("persist sync-wal\n")
 		case crawllog.Entry:

@@ -43,16 +43,17 @@ import (
 // other documents. The '#' line makes a file a valid start_uri_files file.
 //
 // A file is written (to .tmp, then renamed over the old one, so a reader or
-// a crash never sees half a file) when a step's store batch has committed
-// (store.Batch.OnCommit) with the document fetched, a duplicate, or not
+// a crash never sees half a file) once a step's store batch has committed
+// (the work is a record after the store writes: records.go) with the
+// document fetched, a duplicate, or not
 // modified (a 304: then only where the file is missing, as its links are
 // those of the stored body it was written from; a stat per unchanged page),
 // and removed when the document's record is
 // deleted (administrator, refresh expiry, RSS expiry), turns deleted
 // (http_errors DELETE), excluded or a redirect, and the collection's whole
 // directory goes with the collection. The file work runs in commit order
-// off the event loop (MachineConfig.Offload: the driver's one writer
-// goroutine behind a bounded queue; a file costs a few syscalls, 30 to
+// off the event loop (Driver.offload: the driver's one writer goroutine
+// behind a bounded queue; a file costs a few syscalls, 30 to
 // 300 microseconds). A failure to write or remove is logged and counted
 // (uri_files_failed): the crawl goes on.
 
@@ -260,14 +261,9 @@ func (m *Machine) openURIDir(name string, s *Settings) error {
 	return nil
 }
 
-// offload runs f where MachineConfig.Offload says (at once without it).
-func (m *Machine) offload(f func()) {
-	if m.cfg.Offload != nil {
-		m.cfg.Offload(f)
-		return
-	}
-	f()
-}
+// offload leaves f for the driver's file writer, after the store writes
+// staged before it (records.go).
+func (m *Machine) offload(f func()) { m.work = append(m.work, uriDirWork{f}) }
 
 // uriFileStep schedules, once the step's batch b commits, what the step
 // means for the document's URI file (see the top of this file). rec is the
@@ -364,7 +360,7 @@ func (m *Machine) syncURIFileCounters(c *collection) {
 // fileQueue bounds the file work waiting for the driver's writer.
 const fileQueue = 4096
 
-// fileWriter is the driver's MachineConfig.Offload: one goroutine runs the
+// fileWriter is the driver's Driver.offload: one goroutine runs the
 // functions in order, behind a queue of fileQueue (a full queue makes the
 // event loop wait). It is started by the first function, so a node
 // without storage/uri_dir has none.

@@ -74,11 +74,16 @@ type Store struct {
 	wal    *pebblefs.FS
 	codec  Codec
 	maxDoc int64
-	closed atomic.Bool
+	closed *atomic.Bool // shared with the staged views (stage.go)
 	routes routeCache
 	csums  *csumFilter // checksums with an owner (ChecksumOwner's fast "no")
-	docs   docCounts   // stored documents per collection, once asked for (docextra.go)
+	docs   *docCounts  // stored documents per collection, once asked for (docextra.go)
 	dir    string
+	// stage, in a staged view (Staged, stage.go), holds the writes its
+	// batches committed and the driver has not applied yet; base is the
+	// store they go to.
+	stage *stage
+	base  *Store
 }
 
 type pebbleLogger struct{ l *slog.Logger }
@@ -130,7 +135,7 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, wo: pebble.Sync, wal: wal, codec: CodecSnappy, maxDoc: DefaultMaxDocSize, dir: dir}
+	s := &Store{db: db, wo: pebble.Sync, wal: wal, codec: CodecSnappy, maxDoc: DefaultMaxDocSize, dir: dir, docs: &docCounts{}, closed: &atomic.Bool{}}
 	if o.Codec != CodecNone || o.SetCodec {
 		if o.Codec > CodecFlate {
 			db.Close()
@@ -151,6 +156,9 @@ func Open(dir string, o Options) (*Store, error) {
 // Close flushes nothing extra (committed batches are already in the WAL) and
 // closes the database.
 func (s *Store) Close() error {
+	if s.base != nil {
+		return errors.New("store: a staged view is not closed: close its store")
+	}
 	if !s.closed.CompareAndSwap(false, true) {
 		return ErrClosed
 	}
@@ -201,7 +209,7 @@ func (s *Store) get(k []byte) ([]byte, bool, error) {
 	if s.closed.Load() {
 		return nil, false, ErrClosed
 	}
-	v, c, err := s.db.Get(k)
+	v, c, err := s.reader().Get(k)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -219,7 +227,7 @@ func (s *Store) iterate(p []byte, fn func(k, v []byte) error) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	it, err := s.reader().NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
 	if err != nil {
 		return fmt.Errorf("store: iterator: %w", err)
 	}
@@ -258,6 +266,8 @@ type Batch struct {
 	docs batchDocs
 	// after run once the batch is applied (OnCommit)
 	after []func()
+	// sync: a staged batch committed with CommitSync (stage.go)
+	sync bool
 }
 
 // NewBatch starts a batch.
@@ -276,6 +286,9 @@ func (b *Batch) CommitSync() error {
 }
 
 func (b *Batch) commit(wo *pebble.WriteOptions) error {
+	if b.s.stage != nil {
+		return b.staged(wo == pebble.Sync)
+	}
 	if b.s.closed.Load() {
 		b.b.Close()
 		return ErrClosed
@@ -299,7 +312,8 @@ func (b *Batch) commit(wo *pebble.WriteOptions) error {
 // functions registered before it; a batch that is discarded or fails to
 // commit runs none. The functions run on the committing goroutine, so they
 // see what the batch wrote: work outside the store that must never run
-// ahead of it (files named after the batch's records) goes here.
+// ahead of it (files named after the batch's records) goes here. On a
+// staged view they run when the batch is staged (stage.go).
 func (b *Batch) OnCommit(f func()) { b.after = append(b.after, f) }
 
 // Discard drops the batch without applying it.
@@ -512,7 +526,7 @@ func (s *Store) NewRawIter(sp Space, prefix []byte) (*RawIter, error) {
 		return nil, ErrClosed
 	}
 	lo := rawKey(sp, prefix)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+	it, err := s.reader().NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
 	if err != nil {
 		return nil, fmt.Errorf("store: iterator: %w", err)
 	}

@@ -1,0 +1,62 @@
+package nodesched
+
+import (
+	"net/url"
+
+	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/extract"
+	"github.com/trawl/trawl/internal/urls"
+)
+
+// pageLinks screens the links extracted from the page u (hops from a start
+// URI; offLang for focused crawling) and adds those to follow to
+// out.Links, each once; the screened ones are recorded with their reason.
+func pageLinks(out *Outcome, s *Settings, u *url.URL, res *extract.Result, hops, offLang int) {
+	seen := map[string]bool{}
+	for _, l := range res.Links {
+		t, err := res.Resolve(u, l.URL)
+		if err != nil {
+			continue
+		}
+		if mi := s.unmirror(t); mi != "" {
+			if out.Mirrors == nil {
+				out.Mirrors = map[string]string{}
+			}
+			out.Mirrors[mi] = t.Host
+		}
+		nu, reason := screenReason(s, t.String())
+		if reason != "" {
+			if !seen[t.String()] {
+				seen[t.String()] = true
+				out.screened(t.String(), reason)
+			}
+			continue
+		}
+		if seen[nu.String()] {
+			continue
+		}
+		lh := hops + 1
+		if !sameHost(u, nu) {
+			if !s.FwdLinks {
+				if !seen[nu.String()] {
+					seen[nu.String()] = true
+					out.screened(nu.String(), "fwdlinks")
+				}
+				continue
+			}
+			if s.ResetLevel {
+				lh = 0
+			}
+		}
+		var flags uint32
+		if l.Kind == extract.KindMetaRefresh {
+			flags |= uint32(cmt.URIFMetaRefresh)
+		}
+		var meta uint8
+		if discoveredChannel(s, l) {
+			meta = metaFeedChannel
+		}
+		seen[nu.String()] = true
+		out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: lh, Flags: flags, Meta: meta, Anchor: l.Anchor, OffLang: offLang})
+	}
+}
