@@ -212,16 +212,15 @@ type collection struct {
 	// (then it reads the stored result instead of fetching again).
 	flying   map[string]int
 	deferred map[string]*Job
-	stats    Counters
-	reported Counters
+	stats Counters
 	// sites are the counters by crawl site (the same names as stats; every
-	// increment goes to the collection and to one site), reportedSites
-	// what CMD_UM_STAT carried of them; cur is the site the event being
-	// processed is about (nil: none).
-	sites         map[string]Counters
-	reportedSites map[string]Counters
-	cur           Counters
-	curSite       string
+	// increment goes to the collection and to one site); cur is the site
+	// the event being processed is about (nil: none); ps persists and
+	// reports them (stats_persist.go).
+	sites   map[string]Counters
+	cur     Counters
+	curSite string
+	ps      statsPersist
 	// refreshOnly is CollectionEnableRefreshOnly: only URIs already in the
 	// store are fetched.
 	refreshOnly bool
@@ -314,6 +313,7 @@ func (m *Machine) Connected(p Peer, up bool, now time.Time) {
 		if up {
 			m.send(MNS, &cmt.UMInit{NodeID: m.cfg.NodeID, AdminHost: m.cfg.AdminHost, AdminPort: m.cfg.AdminPort})
 			m.askAgain()
+			m.statsResend() // stats_persist.go
 		}
 		return
 	}
@@ -446,9 +446,11 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 		return fmt.Errorf("nodesched: collection %s: %w", cc.Name, err)
 	}
 	c := &collection{s: s, gen: 1, front: f, state: crawlState, quar: map[string]time.Time{},
-		inflight: map[string]int{}, flying: map[string]int{}, deferred: map[string]*Job{}, stats: Counters{}, reported: Counters{},
-		sites: map[string]Counters{}, reportedSites: map[string]Counters{},
-		feeding: feeding, refreshOnly: refreshOnly}
+		inflight: map[string]int{}, flying: map[string]int{}, deferred: map[string]*Job{}, stats: Counters{},
+		sites: map[string]Counters{}, feeding: feeding, refreshOnly: refreshOnly}
+	if err := m.loadStats(c); err != nil { // stats_persist.go
+		return err
+	}
 	m.colls[cc.Name] = c
 	m.order = append(m.order, cc.Name)
 	if s.UseDupServers {
