@@ -314,15 +314,16 @@ type MNS struct {
 	// restoredStats are the persisted statistics of collections not
 	// added yet, by collection and node (RestoreStats).
 	restoredStats map[string]map[string]*nodeStats
-	routes   map[string]*routeTable
-	dns      map[string]*dnsEntry
-	dnsFIFO  []dnsKey
-	dnsSeq   uint64
-	lookups  map[string][]ConnID // lookups in flight, with the connections waiting for a reply
-	ips      map[string]*ipGrant
-	nextKA   time.Time
-	fo       failover        // failure handling (failover.go)
-	busy     map[ConnID]bool // connections whose send queue is full (SetBusy)
+
+	routes  map[string]*routeTable
+	dns     map[string]*dnsEntry
+	dnsFIFO []dnsKey
+	dnsSeq  uint64
+	lookups map[string][]ConnID // lookups in flight, with the connections waiting for a reply
+	ips     map[string]*ipGrant
+	nextKA  time.Time
+	fo      failover        // failure handling (failover.go)
+	busy    map[ConnID]bool // connections whose send queue is full (SetBusy)
 	// dnsStats are the DNS counters (dnsstats.go); dnsSecond and
 	// dnsInSecond count the lookups of the current second.
 	dnsStats    DNSStats

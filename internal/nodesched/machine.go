@@ -212,7 +212,7 @@ type collection struct {
 	// (then it reads the stored result instead of fetching again).
 	flying   map[string]int
 	deferred map[string]*Job
-	stats Counters
+	stats    Counters
 	// sites are the counters by crawl site (the same names as stats; every
 	// increment goes to the collection and to one site); cur is the site
 	// the event being processed is about (nil: none); ps persists and
