@@ -311,24 +311,24 @@ type MNS struct {
 	// restored are the persisted states of collections not added yet
 	// (RestoreState); AddCollection applies and forgets them.
 	restored map[string]PersistState
-	// restoredStats are the persisted statistics of collections not
-	// added yet, by collection and node (RestoreStats).
-	restoredStats map[string]map[string]*nodeStats
-
-	routes  map[string]*routeTable
-	dns     map[string]*dnsEntry
-	dnsFIFO []dnsKey
-	dnsSeq  uint64
-	lookups map[string][]ConnID // lookups in flight, with the connections waiting for a reply
-	ips     map[string]*ipGrant
-	nextKA  time.Time
-	fo      failover        // failure handling (failover.go)
-	busy    map[ConnID]bool // connections whose send queue is full (SetBusy)
+	routes   map[string]*routeTable
+	dns      map[string]*dnsEntry
+	dnsFIFO  []dnsKey
+	dnsSeq   uint64
+	lookups  map[string][]ConnID // lookups in flight, with the connections waiting for a reply
+	ips      map[string]*ipGrant
+	nextKA   time.Time
+	fo       failover        // failure handling (failover.go)
+	busy     map[ConnID]bool // connections whose send queue is full (SetBusy)
 	// dnsStats are the DNS counters (dnsstats.go); dnsSecond and
 	// dnsInSecond count the lookups of the current second.
 	dnsStats    DNSStats
 	dnsSecond   int64
 	dnsInSecond int64
+
+	// restoredStats are the persisted statistics of collections not
+	// added yet, by collection and node (RestoreStats).
+	restoredStats map[string]map[string]*nodeStats
 }
 
 type dnsKey struct {
