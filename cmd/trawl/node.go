@@ -33,6 +33,7 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Var(&failover, "dupserver-failover", "PRIMARY=REPLICA: when the duplicate server PRIMARY (a --dupserver address) is unreachable,\nuse the failover address of its replica (trawl dupserver --replica-mode --failover-listen) (repeatable)")
 	sourceIP := fs.String("source-ip", "", "local IP address of every outgoing connection (fetches and peer links)")
 	keepalive := fs.Duration("keepalive", nodesched.KeepaliveInterval, "keep-alive period of the links; a peer that leaves two in a row unanswered is dropped and dialled again")
+	statsEvery := fs.Duration("stats-interval", nodesched.StatsInterval, "period of the statistics reports (CMD_UM_STAT) to the multinode scheduler")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	keyFile := fs.String("key-file", "", keyFileHelp)
 	listen := fs.String("listen", "", "address of the HTTP interface: XML-RPC admin API, status page, metrics (default 127.0.0.1:<base-port>; \"off\" disables it)")
@@ -76,7 +77,7 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	cfg := nodesched.Config{NodeID: *id, Key: key, AdminHost: host, AdminPort: int32(*basePort), DataDir: *data,
 		MNS: nodesched.TCPDialerFrom(*mns, "multinode "+*mns, *sourceIP, log), Workers: *workers, Logger: log,
-		SourceIP: *sourceIP, KeepAlive: *keepalive}
+		SourceIP: *sourceIP, KeepAlive: *keepalive, StatsEvery: *statsEvery}
 	for _, a := range ds {
 		cfg.DS = append(cfg.DS, nodesched.FailoverDialer(append([]string{a}, backups[a]...), "dupserver", *sourceIP, log))
 	}

@@ -75,6 +75,8 @@ type Config struct {
 	// KeepAlive and MaxMissedKeepAlives: see MachineConfig.
 	KeepAlive           time.Duration
 	MaxMissedKeepAlives int
+	// StatsEvery: see MachineConfig.
+	StatsEvery time.Duration
 	// ResendWindow is how long URIs sent to the multinode scheduler are
 	// kept to be sent again on a new link (DefaultResendWindow if 0,
 	// none if negative).
@@ -365,7 +367,7 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 	}
 	m, err := NewMachine(MachineConfig{NodeID: d.cfg.NodeID, AdminHost: d.cfg.AdminHost, AdminPort: d.cfg.AdminPort,
 		DupServers: len(d.cfg.DS), Store: st, Env: env, Logger: d.log, Feeding: fd,
-		KeepAlive: d.cfg.KeepAlive, MaxMissedKeepAlives: d.cfg.MaxMissedKeepAlives,
+		KeepAlive: d.cfg.KeepAlive, MaxMissedKeepAlives: d.cfg.MaxMissedKeepAlives, StatsEvery: d.cfg.StatsEvery,
 		DiskSpace: d.cfg.DiskSpace, LimitCheckInterval: d.cfg.LimitCheckInterval, Offload: offload}, d.now())
 	if err != nil {
 		return err

@@ -70,6 +70,8 @@ type MachineConfig struct {
 	// link (DefaultMaxMissedKeepAlives if 0).
 	KeepAlive           time.Duration
 	MaxMissedKeepAlives int
+	// StatsEvery is the period of CMD_UM_STAT (StatsInterval if 0).
+	StatsEvery time.Duration
 	// Feeding, if set, receives the content operations of the crawl
 	// (feeding.go): they commit in the same store batches as the steps.
 	Feeding *Feeding
@@ -248,7 +250,7 @@ func NewMachine(cfg MachineConfig, now time.Time) (*Machine, error) {
 	m := &Machine{cfg: cfg, st: cfg.Store, log: log, colls: map[string]*collection{},
 		ds: make([]dsStatus, cfg.DupServers), dnsPending: map[string][]dnsWaiter{},
 		nodeIDs: map[string]int64{}, nodeName: map[int64]string{},
-		nextKA: now.Add(cfg.keepAlive()), nextQuarantine: now.Add(QuarantineInterval), nextStats: now.Add(StatsInterval)}
+		nextKA: now.Add(cfg.keepAlive()), nextQuarantine: now.Add(QuarantineInterval), nextStats: now.Add(cfg.statsEvery())}
 	err := m.st.IterRaw(store.SpaceMeta, []byte(nodeIDPrefix), func(k, v []byte) error {
 		id, err := strconv.ParseInt(string(v), 10, 64)
 		if err == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/marshal"
@@ -280,4 +281,12 @@ func SavedStats(st *store.Store, coll string) (Counters, map[string]Counters, er
 		return err
 	})
 	return cs, sites, err
+}
+
+// statsEvery is the period of CMD_UM_STAT.
+func (c MachineConfig) statsEvery() time.Duration {
+	if c.StatsEvery > 0 {
+		return c.StatsEvery
+	}
+	return StatsInterval
 }

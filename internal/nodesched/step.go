@@ -62,9 +62,8 @@ func urlParse(s string) (*url.URL, error) { return url.Parse(s) }
 // event is about (SiteStats): the site of the fetched page for what a crawl
 // step finds, the URI's own site for start URIs and received entries.
 //
-// CMD_UM_STAT carries the deltas of the counters since the previous report
-// (gauges are sent as they are, maxima not at all), with the sites' deltas
-// under the key "sites" ({site: {counter: delta}}).
+// The counters persist in the crawl store and CMD_UM_STAT carries them
+// whole, with a sequence number (stats_persist.go).
 type Counters map[string]int64
 
 func (c Counters) add(k string, n int64) {
@@ -127,7 +126,7 @@ func (m *Machine) Tick(now time.Time) error {
 		}
 	}
 	if !now.Before(m.nextStats) {
-		m.nextStats = now.Add(StatsInterval)
+		m.nextStats = now.Add(m.cfg.statsEvery())
 		for _, name := range m.order {
 			m.reportStats(m.colls[name])
 		}
