@@ -138,3 +138,34 @@ func TestStateErrors(t *testing.T) {
 }
 
 func errorIs(err, target error) bool { return err != nil && errors.Is(err, target) }
+
+// TestMaximaExact: the largest document and the longest download are the
+// engine's maxima (doc_bytes_max, dl_time_us_max), not derived from the
+// averages. A multinode scheduler's counters carry the largest of its node
+// schedulers' maxima (internal/multinode TestNodeStatsReports), so its
+// DocSizeMax and DLTimeMax are exact too, per collection and per site.
+func TestMaximaExact(t *testing.T) {
+	ctx := context.Background()
+	now := time.Unix(1_700_000_000, 0)
+	c := map[string]int64{"fetched": 4, "processed": 4, "doc_bytes": 1000, "doc_bytes_n": 4, "doc_bytes_max": 700,
+		"dl_time_us": 4_000_000, "dl_time_us_n": 4, "dl_time_us_max": 2_500_000}
+	eng := &countingEngine{report: stats.CounterReport{Counters: c,
+		Sites: map[string]map[string]int64{"a.example": c}}}
+	b := New(eng, nil, Options{Role: admin.MultinodeScheduler, Now: func() time.Time { return now }})
+	b.Refresh(ctx)
+	now = now.Add(2 * time.Minute)
+	r, err := b.CollectionGetStatistics2(ctx, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Cur.DocSizeMax != 700 || r.Cur.DLTimeMax != 2.5 || r.Cur.DocSizeAvg != 250 {
+		t.Errorf("DocSizeMax %v DLTimeMax %v DocSizeAvg %v, want 700, 2.5, 250", r.Cur.DocSizeMax, r.Cur.DLTimeMax, r.Cur.DocSizeAvg)
+	}
+	ss, err := b.CollectionGetSiteStatistics(ctx, "web", "a.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, hi, _ := ss.Series[0].Complete().Numbers("DocSize"); hi != 700 {
+		t.Errorf("site DocSize maximum %v, want 700", hi)
+	}
+}
