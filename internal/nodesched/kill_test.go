@@ -66,7 +66,7 @@ func TestKill9(t *testing.T) {
 	waitIdle(t, r.d, 90*time.Second)
 	r.stop(t)
 	want := storeDigest(t, ref)
-	wantStats := savedStats(t, ref)
+	wantStats := killStats(t, ref)
 
 	dir := t.TempDir()
 	col := farmCollection(t, farm, farm.DefaultCrawl(), XMLOpts(0, killFetchTimeout))
@@ -123,7 +123,7 @@ func TestKill9(t *testing.T) {
 	// The statistics survive the kills, each event counted once: per
 	// collection and per site as in the uninterrupted crawl.
 	t.Logf("uninterrupted: %d sites, collection counters %v", len(wantStats)-1, wantStats[""])
-	if diff := cmp.Diff(wantStats, savedStats(t, dir)); diff != "" {
+	if diff := cmp.Diff(wantStats, killStats(t, dir)); diff != "" {
 		t.Errorf("statistics after 5 kills (-uninterrupted +killed):\n%s", diff)
 	}
 }
@@ -135,10 +135,10 @@ var killStable = []string{"processed", "fetched", "stored", "bytes", "doc_bytes"
 	"links_local", "links_other", "redirects", "deleted", "modified", "unchanged", "noindex", "nofollow",
 	"has_lastmod", "has_etag", "retries"}
 
-// savedStats reads the counters saved in the store in dir (collection
+// killStats reads the counters saved in the store in dir (collection
 // "farm"), reduced to killStable, http_* and mime_*, by collection
 // ("") and by site.
-func savedStats(t testing.TB, dir string) map[string]Counters {
+func killStats(t testing.TB, dir string) map[string]Counters {
 	t.Helper()
 	st, err := store.Open(dir, store.Options{})
 	if err != nil {

@@ -22,8 +22,12 @@ import (
 //
 //	'm' "stats/c/" lp(collection)      -> uvarint(seq) counters
 //	'm' "stats/s/" lp(collection) site -> counters
-//	counters = uvarint(n) then n times lp(name) varint(value)
+//	'm' "stats/n/" lp(collection) name -> uvarint(id)
+//	counters = uvarint(n) then n times uvarint(id) varint(value)
 //
+// A counter is named in a record by its id (the "stats/n/" records, each
+// written in the batch of the first record that uses it), which keeps a
+// crawl step's extra writes to a few hundred bytes.
 // seq is the number of CMD_UM_STAT reports sent (each report is written
 // before it is sent, so it never carries a count the store may lose).
 // Only the sites counted since the last write are written again. Counts
@@ -33,6 +37,7 @@ import (
 const (
 	statsCollPrefix = "stats/c/"
 	statsSitePrefix = "stats/s/"
+	statsNamePrefix = "stats/n/"
 )
 
 // maxStatsCounters caps the counters of one persisted record.
@@ -51,6 +56,10 @@ type statsPersist struct {
 	// feedBase are the feeding chain's counters restored from the store:
 	// the chain counts from zero in each process.
 	feedBase Counters
+	// ids are the counters' ids in the records, names the other way.
+	ids   map[string]uint64
+	names map[uint64]string
+	buf   []byte
 }
 
 // touched records that site s is being counted.
@@ -61,50 +70,88 @@ func (p *statsPersist) touched(s string) {
 	p.dirty[s], p.unsent[s] = true, true
 }
 
-func statsCollKey(coll string) []byte { return store.AppendLP([]byte(statsCollPrefix), coll) }
-func statsSitesKey(coll string) []byte {
-	return store.AppendLP([]byte(statsSitePrefix), coll)
-}
+func statsCollKey(coll string) []byte  { return store.AppendLP([]byte(statsCollPrefix), coll) }
+func statsSitesKey(coll string) []byte { return store.AppendLP([]byte(statsSitePrefix), coll) }
+func statsNamesKey(coll string) []byte { return store.AppendLP([]byte(statsNamePrefix), coll) }
 
-func appendCounters(dst []byte, c Counters) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(c)))
-	for _, k := range sortedKeys(c) {
-		dst = store.AppendLP(dst, k)
-		dst = binary.AppendVarint(dst, c[k])
+// appendCounters encodes c, naming a new counter in b.
+func (p *statsPersist) appendCounters(dst []byte, b *store.Batch, coll string, c Counters) ([]byte, error) {
+	if p.ids == nil {
+		p.ids, p.names = map[string]uint64{}, map[uint64]string{}
 	}
-	return dst
+	dst = binary.AppendUvarint(dst, uint64(len(c)))
+	for k, v := range c {
+		id, ok := p.ids[k]
+		if !ok {
+			id = uint64(len(p.ids) + 1)
+			key := append(statsNamesKey(coll), k...)
+			if err := b.SetRaw(store.SpaceMeta, key, binary.AppendUvarint(nil, id)); err != nil {
+				return nil, err
+			}
+			p.ids[k], p.names[id] = id, k
+		}
+		dst = binary.AppendUvarint(dst, id)
+		dst = binary.AppendVarint(dst, v)
+	}
+	return dst, nil
 }
 
 var errStatsRecord = errors.New("nodesched: bad statistics record")
 
-func decodeCounters(b []byte) (Counters, []byte, error) {
+// decodeCounters reads what appendCounters wrote.
+func decodeCounters(b []byte, names map[uint64]string) (Counters, error) {
 	n, w := binary.Uvarint(b)
 	if w <= 0 || n > maxStatsCounters || n > uint64(len(b)) {
-		return nil, nil, errStatsRecord
+		return nil, errStatsRecord
 	}
 	b = b[w:]
 	out := make(Counters, n)
 	for i := uint64(0); i < n; i++ {
-		k, rest, err := store.ReadLP(b)
-		if err != nil {
-			return nil, nil, errStatsRecord
-		}
-		v, w := binary.Varint(rest)
+		id, w := binary.Uvarint(b)
 		if w <= 0 {
-			return nil, nil, errStatsRecord
+			return nil, errStatsRecord
 		}
-		out[k], b = v, rest[w:]
+		v, w2 := binary.Varint(b[w:])
+		if w2 <= 0 {
+			return nil, errStatsRecord
+		}
+		name, ok := names[id]
+		if !ok {
+			return nil, errStatsRecord
+		}
+		out[name], b = v, b[w+w2:]
 	}
-	return out, b, nil
+	return out, nil
+}
+
+// loadStatNames reads a collection's counter names.
+func loadStatNames(st *store.Store, coll string) (map[string]uint64, map[uint64]string, error) {
+	ids, names := map[string]uint64{}, map[uint64]string{}
+	pre := statsNamesKey(coll)
+	err := st.IterRaw(store.SpaceMeta, pre, func(k, v []byte) error {
+		id, w := binary.Uvarint(v)
+		if w <= 0 || id == 0 {
+			return errStatsRecord
+		}
+		name := string(k[len(pre):])
+		ids[name], names[id] = id, name
+		return nil
+	})
+	return ids, names, err
 }
 
 // persistStats writes c's counters into b when they changed since the
 // last write, with the sites counted meanwhile.
 func (m *Machine) persistStats(c *collection, b *store.Batch, force bool) error {
 	p := &c.ps
+	name := c.s.Name
 	if force || !maps.Equal(c.stats, p.saved) {
-		v := binary.AppendUvarint(nil, p.seq)
-		if err := b.SetRaw(store.SpaceMeta, statsCollKey(c.s.Name), appendCounters(v, c.stats)); err != nil {
+		v, err := p.appendCounters(binary.AppendUvarint(p.buf[:0], p.seq), b, name, c.stats)
+		if err != nil {
+			return err
+		}
+		p.buf = v
+		if err := b.SetRaw(store.SpaceMeta, statsCollKey(name), v); err != nil {
 			return err
 		}
 		if p.saved == nil {
@@ -116,14 +163,18 @@ func (m *Machine) persistStats(c *collection, b *store.Batch, force bool) error 
 	if len(p.dirty) == 0 {
 		return nil
 	}
-	pre := statsSitesKey(c.s.Name)
+	pre := statsSitesKey(name)
 	for s := range p.dirty {
 		cs := c.sites[s]
 		if len(cs) == 0 {
 			continue
 		}
-		k := append(append([]byte(nil), pre...), s...)
-		if err := b.SetRaw(store.SpaceMeta, k, appendCounters(nil, cs)); err != nil {
+		v, err := p.appendCounters(p.buf[:0], b, name, cs)
+		if err != nil {
+			return err
+		}
+		p.buf = v
+		if err := b.SetRaw(store.SpaceMeta, append(pre, s...), v); err != nil {
 			return err
 		}
 	}
@@ -131,45 +182,75 @@ func (m *Machine) persistStats(c *collection, b *store.Batch, force bool) error 
 	return nil
 }
 
-// loadStats restores a collection's counters from the store.
-func (m *Machine) loadStats(c *collection) error {
-	v, ok, err := m.st.GetRaw(store.SpaceMeta, statsCollKey(c.s.Name))
+// savedStats is what the store holds of a collection's statistics.
+type savedStats struct {
+	seq        uint64
+	ids        map[string]uint64
+	names      map[uint64]string
+	coll       Counters
+	sites      map[string]Counters
+	unreadable int // site records skipped
+}
+
+// readSavedStats reads a collection's saved statistics (coll nil: none).
+func readSavedStats(st *store.Store, coll string) (savedStats, error) {
+	var out savedStats
+	v, ok, err := st.GetRaw(store.SpaceMeta, statsCollKey(coll))
 	if err != nil || !ok {
-		return err
+		return out, err
+	}
+	if out.ids, out.names, err = loadStatNames(st, coll); err != nil {
+		return out, fmt.Errorf("%w: collection %s", err, coll)
 	}
 	seq, w := binary.Uvarint(v)
 	if w <= 0 {
-		return fmt.Errorf("%w: collection %s", errStatsRecord, c.s.Name)
+		return out, fmt.Errorf("%w: collection %s", errStatsRecord, coll)
 	}
-	cs, _, err := decodeCounters(v[w:])
-	if err != nil {
-		return fmt.Errorf("%w: collection %s", err, c.s.Name)
+	if out.coll, err = decodeCounters(v[w:], out.names); err != nil {
+		return out, fmt.Errorf("%w: collection %s", err, coll)
 	}
-	c.stats, c.ps.seq, c.ps.saved = cs, seq, cs.clone()
-	c.ps.feedBase = Counters{}
-	for _, k := range feedCounterNames {
-		c.ps.feedBase[k] = cs[k]
-	}
-	pre := statsSitesKey(c.s.Name)
-	return m.st.IterRaw(store.SpaceMeta, pre, func(k, v []byte) error {
-		site := string(k[len(pre):])
-		sc, _, err := decodeCounters(v)
-		if err != nil {
-			m.log.Warn("nodesched: unreadable site statistics skipped", "collection", c.s.Name, "site", site, "err", err)
-			return nil
+	out.seq, out.sites = seq, map[string]Counters{}
+	pre := statsSitesKey(coll)
+	err = st.IterRaw(store.SpaceMeta, pre, func(k, v []byte) error {
+		if sc, err := decodeCounters(v, out.names); err == nil {
+			out.sites[string(k[len(pre):])] = sc
+		} else {
+			out.unreadable++
 		}
-		c.sites[site] = sc
-		if c.ps.unsent == nil {
-			c.ps.dirty, c.ps.unsent = map[string]bool{}, map[string]bool{}
-		}
-		c.ps.unsent[site] = true
 		return nil
 	})
+	return out, err
+}
+
+// loadStats restores a collection's counters from the store.
+func (m *Machine) loadStats(c *collection) error {
+	sv, err := readSavedStats(m.st, c.s.Name)
+	if err != nil || sv.coll == nil {
+		return err
+	}
+	if sv.unreadable > 0 {
+		m.log.Warn("nodesched: unreadable site statistics skipped", "collection", c.s.Name, "sites", sv.unreadable)
+	}
+	p := &c.ps
+	c.stats, p.seq, p.saved, p.ids, p.names = sv.coll, sv.seq, sv.coll.clone(), sv.ids, sv.names
+	p.feedBase = Counters{}
+	for _, k := range feedCounterNames {
+		p.feedBase[k] = sv.coll[k]
+	}
+	p.dirty, p.unsent = map[string]bool{}, map[string]bool{}
+	for site, sc := range sv.sites {
+		c.sites[site] = sc
+		p.unsent[site] = true // reported at the next CMD_UM_STAT
+	}
+	return nil
 }
 
 // forgetStats removes a deleted collection's statistics in b.
 func forgetStats(b *store.Batch, coll string) error {
 	if err := b.DeleteRaw(store.SpaceMeta, statsCollKey(coll)); err != nil {
+		return err
+	}
+	if err := b.DeletePrefix(store.SpaceMeta, statsNamesKey(coll)); err != nil {
 		return err
 	}
 	return b.DeletePrefix(store.SpaceMeta, statsSitesKey(coll))
@@ -259,28 +340,11 @@ func (m *Machine) reportStats(c *collection) {
 // SavedStats reads the counters a node scheduler saved for a collection
 // in st: the collection's and its sites' (nil, nil when none were saved).
 func SavedStats(st *store.Store, coll string) (Counters, map[string]Counters, error) {
-	v, ok, err := st.GetRaw(store.SpaceMeta, statsCollKey(coll))
-	if err != nil || !ok {
-		return nil, nil, err
+	sv, err := readSavedStats(st, coll)
+	if err == nil && sv.unreadable > 0 {
+		err = fmt.Errorf("%w: %d sites of collection %s", errStatsRecord, sv.unreadable, coll)
 	}
-	_, w := binary.Uvarint(v)
-	if w <= 0 {
-		return nil, nil, errStatsRecord
-	}
-	cs, _, err := decodeCounters(v[w:])
-	if err != nil {
-		return nil, nil, err
-	}
-	sites := map[string]Counters{}
-	pre := statsSitesKey(coll)
-	err = st.IterRaw(store.SpaceMeta, pre, func(k, v []byte) error {
-		sc, _, err := decodeCounters(v)
-		if err == nil {
-			sites[string(k[len(pre):])] = sc
-		}
-		return err
-	})
-	return cs, sites, err
+	return sv.coll, sv.sites, err
 }
 
 // statsEvery is the period of CMD_UM_STAT.
