@@ -3,6 +3,9 @@ package crawladmin
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -167,5 +170,41 @@ func TestMaximaExact(t *testing.T) {
 	}
 	if _, _, hi, _ := ss.Series[0].Complete().Numbers("DocSize"); hi != 700 {
 		t.Errorf("site DocSize maximum %v, want 700", hi)
+	}
+}
+
+// TestConfigurationChanged: a process with configuration files rereads
+// them (a changed collection is updated); a node scheduler, whose
+// collections come from its multinode scheduler, has nothing to reread
+// and answers with a fault that says where to call instead of reporting a
+// reread that did not happen.
+func TestConfigurationChanged(t *testing.T) {
+	ctx := context.Background()
+	node := New(&countingEngine{}, nil, Options{Role: admin.NodeScheduler, ConfigFrom: "multinode scheduler"})
+	err := node.ConfigurationChanged(ctx)
+	if err == nil || !strings.Contains(err.Error(), "multinode scheduler") {
+		t.Errorf("node scheduler: %v, want a fault naming its multinode scheduler", err)
+	}
+	path := filepath.Join(t.TempDir(), "crawl.xml")
+	write := func(delay string) {
+		x := `<?xml version="1.0"?><CrawlerConfig><DomainSpecification name="web">` +
+			`<attrib name="start_uris" type="list-string"><member>http://a.example/</member></attrib>` +
+			`<attrib name="delay" type="real">` + delay + `</attrib></DomainSpecification></CrawlerConfig>`
+		if err := os.WriteFile(path, []byte(x), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("1.0")
+	run := New(&countingEngine{}, nil, Options{Role: admin.Standalone, Configs: []string{path}, ConfigFrom: "ignored while there are files"})
+	write("7.5")
+	if err := run.ConfigurationChanged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	x, err := run.CollectionGetConfigurationXML(ctx, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(x, "7.5") {
+		t.Errorf("configuration after ConfigurationChanged does not hold the new delay:\n%s", x)
 	}
 }

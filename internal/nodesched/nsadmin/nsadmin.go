@@ -12,6 +12,9 @@
 //   - Statistics are the node scheduler's own cumulative counters; the
 //     feeding suspension and refresh-only mode come from its crawl store,
 //     which keeps them across restarts.
+//   - A node scheduler's collections come from its multinode scheduler:
+//     ConfigurationChanged has no file to reread and is a fault that says
+//     so (crawladmin.Options.ConfigFrom).
 //   - A node scheduler does not route sites: CollectionGetSiteRoutingAddress
 //     is refused (ask the multinode scheduler), GetNodeSchedulerXmlRpcPorts
 //     lists nothing, and SetLogLevel is not forwarded anywhere.
@@ -42,6 +45,9 @@ var _ crawladmin.Engine = Engine{}
 // New returns the backend of a node scheduler of a multinode setup.
 func New(ns *nodesched.Driver, o crawladmin.Options) *crawladmin.Backend {
 	o.Role = admin.NodeScheduler
+	if len(o.Configs) == 0 {
+		o.ConfigFrom = "multinode scheduler"
+	}
 	return crawladmin.New(Engine{NS: ns}, nil, o)
 }
 
