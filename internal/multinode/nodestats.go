@@ -22,8 +22,10 @@ import (
 // registration (a node scheduler that lost its store starts again).
 //
 // Summing over the node schedulers: integers and floats add, nested
-// dictionaries add key by key, counters named k_max (the largest sample a
-// node scheduler saw) keep the largest, strings and other values take the
+// dictionaries add key by key, maxima (members named ...Max, counters
+// named k_max: the largest sample a node scheduler saw) keep the largest,
+// the averages (DocSizeAvg, DLTimeAvg) add up to nothing meaningful and
+// are not read (internal/stats recomputes them from the totals), strings and other values take the
 // last node scheduler's (in node id order). The gauges (queued,
 // active_sites) count for nothing once their node scheduler is
 // disconnected.
@@ -52,7 +54,7 @@ func (PersistStats) isAction() {}
 
 // statGauges are the keys of CMD_UM_STAT that are current values, not
 // totals: they count for nothing while their node scheduler is away.
-var statGauges = map[string]bool{"queued": true, "active_sites": true}
+var statGauges = map[string]bool{"queued": true, "active_sites": true, "ActiveSites": true}
 
 // statIn takes a node scheduler's CMD_UM_STAT.
 func (m *MNS) statIn(c *conn, col *collection, d marshal.Dict) {
@@ -229,15 +231,35 @@ func sumDict(d marshal.Dict, index map[string]int, src marshal.Dict) (marshal.Di
 			d = append(d, marshal.Pair{Key: p.Key, Value: copyValue(p.Value)})
 			continue
 		}
-		if name, _ := p.Key.(marshal.Bytes); strings.HasSuffix(string(name), "_max") {
-			a, ok1 := d[i].Value.(marshal.Int)
-			b, ok2 := p.Value.(marshal.Int)
-			if ok1 && ok2 {
-				d[i].Value = max(a, b)
+		if name, _ := p.Key.(marshal.Bytes); strings.HasSuffix(string(name), "_max") || strings.HasSuffix(string(name), "Max") {
+			if v, ok := larger(d[i].Value, p.Value); ok {
+				d[i].Value = v
 				continue
 			}
 		}
 		d[i].Value = addValue(d[i].Value, p.Value)
 	}
 	return d, index
+}
+
+// larger returns the larger of two numbers (ok false if one is not).
+func larger(a, b marshal.Value) (marshal.Value, bool) {
+	f := func(v marshal.Value) (float64, bool) {
+		switch x := v.(type) {
+		case marshal.Int:
+			return float64(x), true
+		case marshal.Float:
+			return float64(x), true
+		}
+		return 0, false
+	}
+	x, ok1 := f(a)
+	y, ok2 := f(b)
+	if !ok1 || !ok2 {
+		return nil, false
+	}
+	if y > x {
+		return b, true
+	}
+	return a, true
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/marshal"
+	"github.com/trawl/trawl/internal/stats"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -270,16 +271,18 @@ func (m *Machine) statsResend() {
 	}
 }
 
-// reportStats sends CMD_UM_STAT for c: its cumulative counters, written
-// to the store first (so a report never carries a count a crash can take
+// reportStats sends CMD_UM_STAT for c: its cumulative counters as the
+// statistics structure of MS-FSCADM 2.2.5 (stats.EncodeStat), written to
+// the store first (so a report never carries a count a crash can take
 // back), with the report's sequence number, the frontier's gauges, and
-// the counters of the sites that changed since the last report:
+// the structures of the sites that changed since the last report:
 //
-//	{"seq": n, counter: int, ..., "queued": n, "active_sites": n,
-//	 "last_uri": uri, "sites": {site: {counter: int, ..., "last_uri": uri}}}
+//	{"seq": n, member: value, ..., "trawl": {counter: int, ...},
+//	 "queued": n, "last_uri": uri,
+//	 "sites": {site: {member: value, ..., "last_uri": uri}, ...}}
 //
-// Maxima (k_max) are the largest samples so far: the multinode scheduler
-// keeps the largest over its node schedulers.
+// DocSizeMax and DLTimeMax are the largest samples so far: the multinode
+// scheduler keeps the largest over its node schedulers.
 func (m *Machine) reportStats(c *collection) {
 	m.syncFeedCounters(c)
 	c.ps.seq++
@@ -295,13 +298,11 @@ func (m *Machine) reportStats(c *collection) {
 		m.log.Error("nodesched: saving statistics", "collection", c.s.Name, "err", err)
 		return
 	}
-	d := marshal.Dict{{Key: marshal.Str("seq"), Value: marshal.Int(int64(c.ps.seq))}}
-	for _, k := range sortedKeys(c.stats) {
-		d = append(d, marshal.Pair{Key: marshal.Str(k), Value: marshal.Int(c.stats[k])})
-	}
 	fs := c.front.Stats()
-	d = append(d, marshal.Pair{Key: marshal.Str("queued"), Value: marshal.Int(fs.Queued)},
-		marshal.Pair{Key: marshal.Str("active_sites"), Value: marshal.Int(fs.ActiveSites)})
+	cur := c.stats.clone()
+	cur["active_sites"] = int64(fs.ActiveSites)
+	d := append(marshal.Dict{{Key: marshal.Str("seq"), Value: marshal.Int(int64(c.ps.seq))}}, stats.EncodeStat(cur)...)
+	d = append(d, marshal.Pair{Key: marshal.Str("queued"), Value: marshal.Int(fs.Queued)})
 	if c.lastURI != "" {
 		d = append(d, marshal.Pair{Key: marshal.Str("last_uri"), Value: marshal.Str(c.lastURI)})
 	}
@@ -320,11 +321,7 @@ func (m *Machine) reportStats(c *collection) {
 		sort.Strings(names)
 		sites := make(marshal.Dict, 0, len(names))
 		for _, site := range names {
-			cs := c.sites[site]
-			sub := make(marshal.Dict, 0, len(cs)+1)
-			for _, k := range sortedKeys(cs) {
-				sub = append(sub, marshal.Pair{Key: marshal.Str(k), Value: marshal.Int(cs[k])})
-			}
+			sub := stats.EncodeStat(c.sites[site])
 			if u := c.siteLast[site]; u != "" {
 				sub = append(sub, marshal.Pair{Key: marshal.Str("last_uri"), Value: marshal.Str(u)})
 			}

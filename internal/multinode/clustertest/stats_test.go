@@ -7,9 +7,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/trawl/trawl/internal/marshal"
 	"github.com/trawl/trawl/internal/multinode"
 	"github.com/trawl/trawl/internal/nodesched"
+	"github.com/trawl/trawl/internal/stats"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -54,13 +54,13 @@ func (c *cluster) checkStats() {
 			return
 		}
 		if p.Coll != nil {
-			mnsColl[p.Node] = ints(p.Coll)
+			mnsColl[p.Node] = stats.DecodeStat(p.Coll)
 		}
 		for s, d := range p.Sites {
 			if mnsSites[p.Node] == nil {
 				mnsSites[p.Node] = map[string]map[string]int64{}
 			}
-			mnsSites[p.Node][s] = ints(d)
+			mnsSites[p.Node][s] = stats.DecodeStat(d)
 		}
 	})
 	rs.Close()
@@ -106,9 +106,7 @@ func (c *cluster) checkStats() {
 		total += coll["processed"]
 		want := map[string]int64(coll)
 		got := mnsColl[node]
-		for _, g := range []string{"queued", "active_sites"} { // gauges: sent, not saved
-			delete(got, g)
-		}
+		delete(got, "active_sites") // a gauge: sent, not saved
 		if diff := cmp.Diff(want, got); diff != "" {
 			c.t.Errorf("%s: the multinode scheduler's statistics (+) differ from the node scheduler's (-):\n%s", node, diff)
 		}
@@ -119,17 +117,4 @@ func (c *cluster) checkStats() {
 		}
 	}
 	c.t.Logf("statistics: %d fetches counted over %d node schedulers, each once", total, len(c.nodes))
-}
-
-// ints reads a statistics dictionary's integers.
-func ints(d marshal.Dict) map[string]int64 {
-	out := map[string]int64{}
-	for _, p := range d {
-		k, ok1 := p.Key.(marshal.Bytes)
-		v, ok2 := p.Value.(marshal.Int)
-		if ok1 && ok2 {
-			out[string(k)] = int64(v)
-		}
-	}
-	return out
 }
