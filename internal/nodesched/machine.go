@@ -120,6 +120,7 @@ type Machine struct {
 	ds        []dsStatus
 
 	dnsPending map[string][]dnsWaiter // host -> collections/sites waiting
+	dnsStats   dnsStats               // dnsstats.go
 	resolved   []Resolution
 
 	nextKA, nextQuarantine, nextStats time.Time
@@ -296,6 +297,7 @@ func (m *Machine) Resolved() []Resolution {
 }
 
 func (m *Machine) send(to Peer, msg cmt.Message) {
+	m.countDNSOut(msg) // dnsstats.go
 	m.out = append(m.out, Output{To: to, Msg: msg, Priority: cmt.DefaultPriority(msg.Code())})
 }
 
@@ -1253,6 +1255,7 @@ func (m *Machine) Quarantined(coll string) map[string]time.Time {
 
 func (m *Machine) dnsReply(x *cmt.UMDNSReply, now time.Time) error {
 	host := strings.ToLower(x.Host)
+	m.countDNSIn(x, host) // dnsstats.go
 	rec := &store.DNSRecord{Host: host, Expires: now.Add(time.Duration(max(x.TTL, 1)) * time.Second)}
 	for _, a := range x.Addrs {
 		if ip, err := netip.ParseAddr(a.IP); err == nil {

@@ -178,7 +178,17 @@ func (e Engine) Counters(ctx context.Context) map[string]stats.CounterReport {
 	return out
 }
 
-func (e Engine) DNS(ctx context.Context) (stats.DNSCounters, bool) { return stats.DNSCounters{}, false }
+// DNS returns the node scheduler's DNS counters: the lookups it asked its
+// multinode scheduler for (nodesched.DNSCounts).
+func (e Engine) DNS(ctx context.Context) (stats.DNSCounters, bool) {
+	var d nodesched.DNSCounts
+	err := e.NS.Exec(ctx, func(m *nodesched.Machine, _ time.Time) error { d = m.DNSStats(); return nil })
+	if err != nil {
+		return stats.DNSCounters{}, false
+	}
+	return stats.DNSCounters{Requests: d.Requests, Responses: d.Responses, Retries: d.Retries,
+		Written: d.Written, Read: d.Read, RCodes: d.RCodes}, true
+}
 
 func (e Engine) Modes(ctx context.Context) (map[string]crawladmin.Modes, bool) {
 	got := map[string]crawladmin.Modes{}
