@@ -228,6 +228,7 @@ func (b *Backend) Refresh(ctx context.Context) {
 			idle := c["queued"] == 0 && c["in_flight"] == 0 && c["processed"] > 0
 			if idle && !b.ended[name] {
 				_ = s.Delta().Set("CrawlEnded", unix(now))
+				b.tracker.EndSites(name) // each site: its last step
 			}
 			b.ended[name] = idle
 			if b.sumAct {

@@ -208,3 +208,48 @@ func TestConfigurationChanged(t *testing.T) {
 		t.Errorf("configuration after ConfigurationChanged does not hold the new delay:\n%s", x)
 	}
 }
+
+// TestSiteCrawlEndedAndEpoch: when a collection runs out of work, each of
+// its sites gets CrawlEnded = the time of its own last crawl step (the
+// last refresh that saw its counters change), and a site's Epoch is the
+// collection's refresh cycle.
+func TestSiteCrawlEndedAndEpoch(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Unix(1_700_000_000, 0)
+	now := t0
+	eng := &countingEngine{report: stats.CounterReport{
+		Counters: map[string]int64{"processed": 5, "fetched": 5, "queued": 3, "refresh_cycles": 2},
+		Sites:    map[string]map[string]int64{"a.example": {"fetched": 3}, "b.example": {"fetched": 2}},
+	}}
+	b := New(eng, nil, Options{Role: admin.NodeScheduler, Now: func() time.Time { return now }})
+	b.Refresh(ctx)
+	now = t0.Add(10 * time.Second) // b.example fetches once more
+	eng.report = stats.CounterReport{
+		Counters: map[string]int64{"processed": 6, "fetched": 6, "queued": 1, "refresh_cycles": 2},
+		Sites:    map[string]map[string]int64{"a.example": {"fetched": 3}, "b.example": {"fetched": 3}},
+	}
+	b.Refresh(ctx)
+	now = t0.Add(20 * time.Second) // out of work
+	eng.report.Counters = map[string]int64{"processed": 6, "fetched": 6, "refresh_cycles": 2}
+	b.Refresh(ctx)
+	for site, want := range map[string]time.Time{"a.example": t0, "b.example": t0.Add(10 * time.Second)} {
+		ss, err := b.CollectionGetSiteStatistics(ctx, "web", site)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := ss.Series[0].Complete()
+		if got := rec.Value("CrawlEnded"); got != unix(want) {
+			t.Errorf("%s CrawlEnded %v, want %v", site, got, unix(want))
+		}
+		if got := rec.Value("Epoch"); got != 2 {
+			t.Errorf("%s Epoch %v, want 2", site, got)
+		}
+	}
+	st, err := b.CollectionGetStatistics(ctx, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Get("web").Complete().Value("CrawlEnded"); got != unix(now) {
+		t.Errorf("collection CrawlEnded %v, want %v", got, unix(now))
+	}
+}
