@@ -233,6 +233,7 @@ func (b *Backend) Refresh(ctx context.Context) {
 			b.ended[name] = idle
 			if b.sumAct {
 				_ = s.Delta().Set("SumActiveSites", float64(c["active_sites"]))
+				_ = s.Delta().Set("SumPPChecksums", float64(c["pp_checksums"]))
 			}
 		}
 		pages += c["fetched"]

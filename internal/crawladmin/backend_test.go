@@ -253,3 +253,31 @@ func TestSiteCrawlEndedAndEpoch(t *testing.T) {
 		t.Errorf("collection CrawlEnded %v, want %v", got, unix(now))
 	}
 }
+
+// TestPPChecksums: PPChecksums is the engine's count of unique checksums
+// it owns (pp_checksums); SumPPChecksums is that sum on a multinode
+// scheduler and 0 on a node scheduler (MS-FSCADM 2.2.4.10).
+func TestPPChecksums(t *testing.T) {
+	ctx := context.Background()
+	for _, x := range []struct {
+		role    admin.Role
+		sum     bool
+		wantSum float64
+	}{{admin.MultinodeScheduler, true, 42}, {admin.NodeScheduler, false, 0}} {
+		now := time.Unix(1_700_000_000, 0)
+		eng := &countingEngine{report: stats.CounterReport{Counters: map[string]int64{"processed": 50, "pp_checksums": 42}}}
+		b := New(eng, nil, Options{Role: x.role, SumActiveSites: x.sum, Now: func() time.Time { return now }})
+		b.Refresh(ctx)
+		st, err := b.CollectionGetStatistics(ctx, "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := st.Get("web").Complete()
+		if got := rec.Value("PPChecksums"); got != 42 {
+			t.Errorf("%v: PPChecksums %v, want 42", x.role, got)
+		}
+		if got := rec.Value("SumPPChecksums"); got != x.wantSum {
+			t.Errorf("%v: SumPPChecksums %v, want %v", x.role, got, x.wantSum)
+		}
+	}
+}

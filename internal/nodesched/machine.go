@@ -398,6 +398,7 @@ func (m *Machine) Stats(coll string) Counters {
 		out["queued"] = int64(fs.Queued)
 		out["in_flight"] = int64(fs.InFlight)
 		out["active_sites"] = int64(fs.ActiveSites)
+		out["pp_checksums"], _ = m.st.ChecksumCount(coll) // PPChecksums
 		return out
 	}
 	return nil

@@ -301,6 +301,7 @@ func (m *Machine) reportStats(c *collection) {
 	fs := c.front.Stats()
 	cur := c.stats.clone()
 	cur["active_sites"] = int64(fs.ActiveSites)
+	cur["pp_checksums"], _ = m.st.ChecksumCount(c.s.Name)
 	d := append(marshal.Dict{{Key: marshal.Str("seq"), Value: marshal.Int(int64(c.ps.seq))}}, stats.EncodeStat(cur)...)
 	d = append(d, marshal.Pair{Key: marshal.Str("queued"), Value: marshal.Int(fs.Queued)})
 	if c.lastURI != "" {

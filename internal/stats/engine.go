@@ -93,7 +93,8 @@ var (
 // max is the engine's largest sample so far of DLTime and DocSize
 // (dl_time_us_max, doc_bytes_max): deltas cannot carry a maximum, so the
 // caller passes the cumulative values (nil: unknown, the average is used).
-// PPURLsChange, PPPartialUpdate and PPChecksums stay 0 (docs/decisions/stats.md).
+// PPURLsChange and PPPartialUpdate stay 0 (docs/decisions/stats.md);
+// Update sets PPChecksums from the gauge pp_checksums.
 func ApplyCounters(r *Record, d map[string]int64, max map[string]int64) {
 	for _, c := range counterCounts {
 		if v := d[c.counter]; v > 0 {
@@ -289,6 +290,7 @@ func (t *Tracker) Update(name string, coll map[string]int64, sites map[string]ma
 	cd := c.series.Delta()
 	_ = cd.Set("QueueLength", float64(coll["queued"]))
 	_ = cd.Set("ActiveSites", float64(coll["active_sites"]))
+	_ = cd.Set("PPChecksums", float64(coll["pp_checksums"]))
 	for site, cur := range sites {
 		s := c.sites[site]
 		if s == nil {

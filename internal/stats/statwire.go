@@ -20,6 +20,7 @@ import (
 //	DocSizeAvg, DocSizeMax            double, bytes per document, largest
 //	DLTime, DLTimeAvg, DLTimeMax      double, seconds
 //	ActiveSites                       int
+//	PPChecksums                       double, unique checksums owned
 //	MimeType, HTTPResponse, URISkip,  {name: double}
 //	DocSkip
 //	(the other members of 2.2.5 are 0 or empty: the node scheduler does
@@ -52,7 +53,7 @@ var statExact = func() map[string]string {
 // inStructure reports whether a counter travels in a standard member.
 func inStructure(k string) bool {
 	switch k {
-	case "doc_bytes", "doc_bytes_max", "dl_time_us", "dl_time_us_max", "active_sites":
+	case "doc_bytes", "doc_bytes_max", "dl_time_us", "dl_time_us_max", "active_sites", "pp_checksums":
 		return true
 	}
 	if strings.HasPrefix(k, "http_") || strings.HasPrefix(k, "mime_") {
@@ -81,6 +82,7 @@ func EncodeStat(c map[string]int64) marshal.Dict {
 			*p = float64(c[counter])
 		}
 	}
+	f.PPChecksums = float64(c["pp_checksums"])
 	f.DocSize, f.DocSizeMax = float64(c["doc_bytes"]), float64(c["doc_bytes_max"])
 	if n := c["doc_bytes_n"]; n > 0 {
 		f.DocSizeAvg = math.Floor(f.DocSize / float64(n))
@@ -193,6 +195,8 @@ func DecodeStat(d marshal.Dict) map[string]int64 {
 			out["dl_time_us_max"] = int64(math.Round(x * 1e6))
 		case "ActiveSites":
 			out["active_sites"] = int64(math.Round(x))
+		case "PPChecksums":
+			out["pp_checksums"] = int64(math.Round(x))
 		case "DocSizeAvg":
 			sizeAvg = x
 		case "DLTimeAvg":

@@ -18,7 +18,7 @@ func wireCounters() map[string]int64 {
 		"robots_denied": 4, "uris_seen_before": 300, "excluded": 2, "uris_screened_out": 1,
 		"errors_timeout": 2, "errors_dns": 1, "errors_connect-refused": 1, "duplicates": 6,
 		"pp_added": 80, "pp_modified": 3, "pp_fed": 83, "pp_succeeded": 82, "pp_failed": 1, "pp_deleted": 2,
-		"has_etag": 70, "has_lastmod": 71, "robots_fetched": 3, "active_sites": 4}
+		"has_etag": 70, "has_lastmod": 71, "robots_fetched": 3, "active_sites": 4, "pp_checksums": 77}
 }
 
 // TestStatWire: the CMD_UM_STAT structure carries the members of

@@ -72,6 +72,7 @@ type Store struct {
 	routes routeCache
 	csums  *csumFilter // checksums with an owner (ChecksumOwner's fast "no")
 	docs   docCounts   // stored documents per collection, once asked for (docextra.go)
+	owners docCounts   // owned checksums per collection, once asked for (ChecksumCount)
 	dir    string
 }
 
@@ -228,8 +229,9 @@ type Batch struct {
 	// route changes, applied to the store's route cache on commit
 	routes    []routeChange
 	routesAll bool
-	// document count changes, applied on commit (docextra.go)
-	docs batchDocs
+	// document and owned checksum count changes, applied on commit
+	// (docextra.go)
+	docs, owners batchDocs
 	// after run once the batch is applied (OnCommit)
 	after []func()
 }
@@ -258,6 +260,7 @@ func (b *Batch) commit(wo *pebble.WriteOptions) error {
 		b.s.routes.apply(b.routes, b.routesAll)
 	}
 	b.s.docs.apply(&b.docs)
+	b.s.owners.apply(&b.owners)
 	for _, f := range b.after {
 		f()
 	}
@@ -454,6 +457,9 @@ func (b *Batch) DeletePrefix(sp Space, prefix []byte) error {
 	}
 	if sp == SpaceDoc {
 		b.docs.reset = true // counts are taken again when next asked for
+	}
+	if sp == SpaceChecksum {
+		b.owners.reset = true
 	}
 	return b.b.DeleteRange(start, end, nil)
 }
