@@ -29,6 +29,10 @@ type Options struct {
 	// Configs are the configuration files the process started with,
 	// reread by ConfigurationChanged.
 	Configs []string
+	// ConfigFrom, when set, names where the process gets its collections
+	// instead of files (a node scheduler's multinode scheduler):
+	// ConfigurationChanged without Configs is then a fault that says so.
+	ConfigFrom string
 	// Store, when set, keeps the collections added over the API
 	// (internal/collstore) so that they survive a restart.
 	Store CollectionStore
@@ -59,6 +63,7 @@ type Backend struct {
 	level   *admin.Level
 	files   admin.URIFiles
 	configs []string
+	cfgFrom string
 	store   CollectionStore
 	sumAct  bool
 	log     *slog.Logger
@@ -122,7 +127,7 @@ func New(eng Engine, known []*config.Collection, o Options) *Backend {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	now := o.Now()
-	b := &Backend{eng: eng, role: o.Role, level: o.Level, files: o.Files, configs: o.Configs, store: o.Store,
+	b := &Backend{eng: eng, role: o.Role, level: o.Level, files: o.Files, configs: o.Configs, cfgFrom: o.ConfigFrom, store: o.Store,
 		sumAct: o.SumActiveSites, log: o.Logger, now: o.Now, started: now,
 		rates: admin.NewRateHistory(300), errs: admin.NewErrorLog(50),
 		tracker: stats.NewTracker(0, unix(now)), colls: map[string]*collState{}, lastFold: now,
@@ -230,10 +235,12 @@ func (b *Backend) Refresh(ctx context.Context) {
 			idle := c["queued"] == 0 && c["in_flight"] == 0 && c["processed"] > 0
 			if idle && !b.ended[name] {
 				_ = s.Delta().Set("CrawlEnded", unix(now))
+				b.tracker.EndSites(name) // each site: its last step
 			}
 			b.ended[name] = idle
 			if b.sumAct {
 				_ = s.Delta().Set("SumActiveSites", float64(c["active_sites"]))
+				_ = s.Delta().Set("SumPPChecksums", float64(c["pp_checksums"]))
 			}
 		}
 		pages += c["fetched"]

@@ -51,8 +51,11 @@
 //     ExtEngine; any other Engine refuses them in band.
 //   - SiteManagerNum is 1: a node scheduler is one site manager.
 //   - ConfigurationChanged rereads the --config files and adds or updates
-//     their collections; ReRegister does nothing (MS-FSCX, the
-//     configuration service, is not public).
+//     their collections; a process that takes its collections from
+//     elsewhere (a node scheduler's come from its multinode scheduler,
+//     Options.ConfigFrom) has nothing to reread and answers with a fault
+//     that says where to call instead. ReRegister does nothing (MS-FSCX,
+//     the configuration service, is not public).
 //   - The collections added over the API are saved (Options.Store, see
 //     internal/collstore) after the engine took them; a save that fails is
 //     a fault saying the collection runs but will not survive a restart.

@@ -475,6 +475,9 @@ func (b *Backend) CollectionDisableRefreshOnly(ctx context.Context, coll string)
 // ConfigurationChanged rereads the configuration files the process was
 // started with and adds or updates their collections.
 func (b *Backend) ConfigurationChanged(ctx context.Context) error {
+	if len(b.configs) == 0 && b.cfgFrom != "" {
+		return fmt.Errorf("no configuration file to reread: this process takes its collections from its %s (call ConfigurationChanged there, which relays the changes)", b.cfgFrom)
+	}
 	for _, path := range b.configs {
 		cfg, err := config.ParseFile(path, nil)
 		if err != nil {

@@ -359,8 +359,12 @@ func runSuite(t *testing.T, s suite) {
 		fault(t, err, "no such collection")
 	})
 	t.Run("callbacks", func(t *testing.T) {
-		if err := cl.ConfigurationChanged(ctx); err != nil {
+		// A node scheduler has no configuration file: its collections
+		// come from its multinode scheduler (TestConfigurationChanged).
+		if err := cl.ConfigurationChanged(ctx); mns && err != nil {
 			t.Errorf("ConfigurationChanged: %v", err)
+		} else if !mns && (err == nil || !strings.Contains(err.Error(), "multinode scheduler")) {
+			t.Errorf("ConfigurationChanged on a node scheduler: %v, want a fault naming its multinode scheduler", err)
 		}
 		if err := cl.ReRegister(ctx); err != nil {
 			t.Errorf("ReRegister: %v", err)

@@ -101,11 +101,11 @@ func TestFeedingSuspendResentAtRegistration(t *testing.T) {
 	}
 }
 
-// TestStatGaugesSumOverNodes sends CMD_UM_STAT deltas with the gauges
-// queued and active_sites (current values) from two node schedulers,
-// twice, and checks that the collection's statistics sum the counters
-// over time and the gauges over the nodes, and forget a node's gauges
-// when it disconnects.
+// TestStatGaugesSumOverNodes sends CMD_UM_STAT reports (cumulative
+// counters and the gauges queued and active_sites) from two node
+// schedulers, twice, and checks that the collection's statistics are the
+// sum of each node's last report, and forget a node's gauges (not its
+// counters) when it disconnects.
 func TestStatGaugesSumOverNodes(t *testing.T) {
 	h := newHarness(t, Config{}, testSpec(t, "c", ""))
 	h.join("n1", true)
@@ -130,8 +130,8 @@ func TestStatGaugesSumOverNodes(t *testing.T) {
 	}
 	stat("n1", 10, 100, 3)
 	stat("n2", 5, 50, 2)
-	stat("n1", 10, 80, 2)
-	stat("n2", 5, 40, 1)
+	stat("n1", 20, 80, 2)
+	stat("n2", 10, 40, 1)
 	if diff := cmp.Diff(map[string]int64{"fetched": 30, "queued": 120, "active_sites": 3}, get()); diff != "" {
 		t.Errorf("statistics (-want +got):\n%s", diff)
 	}

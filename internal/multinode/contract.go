@@ -93,7 +93,7 @@ func (m *MNS) emit(acts []Action, now time.Time) {
 			m.nextJob++
 			m.jobs[m.nextJob] = x.Host
 			m.Pending.Work = append(m.Pending.Work, loop.Job{ID: m.nextJob, Spec: x})
-		case PersistRoute, PersistState, DropRoutes, AppendLog:
+		case PersistRoute, PersistState, PersistStats, DropRoutes, AppendLog:
 			m.Pending.Persist = append(m.Pending.Persist, a)
 		case LogLine:
 			m.Pending.Log(x.Level, x.Msg, x.Args...)

@@ -213,65 +213,13 @@ type collection struct {
 	removing bool
 	waitDel  map[string]bool // node ids whose CMD_UM_DELETE_OK is awaited
 	mufilter *bloom
-	stats    Stats
 	counts   CollectionCounts
 	feeding  feedingState // CMD_ADM_CONF_FEEDING_SUSPEND, sent again at registration
-	// gauges are the last values of each node scheduler's gauges
-	// (statGauges), which are summed over the nodes, not over time.
-	gauges map[string]map[string]marshal.Value
-	// cycles are the refresh cycles each node scheduler started (cycles.go).
-	cycles map[string]int64
-}
-
-// statGauges are the keys of CMD_UM_STAT that a node scheduler sends as
-// current values, not as changes: the statistics hold the sum of every
-// node's last value.
-var statGauges = map[string]bool{"queued": true, "active_sites": true}
-
-// takeGauges keeps the gauges of node's statistics delta and returns the
-// rest.
-func (col *collection) takeGauges(node string, d marshal.Dict) marshal.Dict {
-	out := make(marshal.Dict, 0, len(d))
-	for _, p := range d {
-		if k, ok := p.Key.(marshal.Bytes); ok && statGauges[string(k)] {
-			if col.gauges == nil {
-				col.gauges = map[string]map[string]marshal.Value{}
-			}
-			if col.gauges[node] == nil {
-				col.gauges[node] = map[string]marshal.Value{}
-			}
-			col.gauges[node][string(k)] = p.Value
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-// withGauges appends the gauges summed over the node schedulers to d.
-func (col *collection) withGauges(d marshal.Dict) marshal.Dict {
-	sums := map[string]marshal.Value{}
-	nodes := make([]string, 0, len(col.gauges))
-	for n := range col.gauges {
-		nodes = append(nodes, n)
-	}
-	sort.Strings(nodes)
-	var keys []string
-	for _, n := range nodes {
-		for k, v := range col.gauges[n] {
-			if old, ok := sums[k]; ok {
-				sums[k] = addValue(old, v)
-			} else {
-				sums[k] = v
-				keys = append(keys, k)
-			}
-		}
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		d = append(d, marshal.Pair{Key: marshal.Str(k), Value: sums[k]})
-	}
-	return d
+	// reports are the node schedulers' last statistics, lastURI and
+	// siteLast the most recent last_uri reported (nodestats.go).
+	reports  map[string]*nodeStats
+	lastURI  string
+	siteLast map[string]string
 }
 
 // feedingState is a collection's feeding suspension as the administrator
@@ -377,6 +325,10 @@ type MNS struct {
 	dnsStats    DNSStats
 	dnsSecond   int64
 	dnsInSecond int64
+
+	// restoredStats are the persisted statistics of collections not
+	// added yet, by collection and node (RestoreStats).
+	restoredStats map[string]map[string]*nodeStats
 }
 
 type dnsKey struct {
@@ -526,7 +478,7 @@ func (m *MNS) Disconnect(id ConnID, now time.Time) []Action {
 	node := c.nodeID
 	delete(m.nodes, node)
 	for _, col := range m.colls {
-		delete(col.gauges, node) // it crawls nothing while it is away
+		col.statsGone(node) // it crawls nothing while it is away
 	}
 	if wasBusy {
 		// Entries held for the full connection wait for the node
@@ -601,7 +553,7 @@ func (m *MNS) Receive(id ConnID, msg cmt.Message, now time.Time) []Action {
 		m.uriIn(c, x.Collection, &x.Entry, true, now)
 	case *cmt.UMStat:
 		if col := m.colls[x.Collection]; col != nil && !col.removing {
-			col.stats.Add(col.takeGauges(c.nodeID, col.takeCycles(c.nodeID, x.Stats))) // cycles.go
+			m.statIn(c, col, x.Stats) // nodestats.go
 		} else {
 			m.logf(slog.LevelDebug, "multinode: statistics for an unknown collection ignored", "node", c.nodeID, "collection", x.Collection)
 		}
@@ -1237,6 +1189,7 @@ func (m *MNS) AddCollection(spec *CollectionSpec, now time.Time) ([]Action, erro
 		}
 		m.logf(slog.LevelInfo, "multinode: collection state restored", "collection", spec.Name, "state", int(col.state), "feeding_suspended_all", col.feeding.all, "feeding_suspended", len(col.feeding.dests))
 	}
+	m.restoreStatsInto(col) // nodestats.go
 	m.colls[spec.Name] = col
 	for _, n := range m.registered() {
 		col.epoch++
@@ -1595,13 +1548,14 @@ func (m *MNS) Collection(name string) (CollectionInfo, bool) {
 	return CollectionInfo{}, false
 }
 
-// Stats returns a copy of a collection's summed statistics (see Stats).
+// Stats returns a collection's statistics summed over its node
+// schedulers (nodestats.go), a copy.
 func (m *MNS) Stats(name string) (marshal.Dict, bool) {
 	col := m.colls[name]
 	if col == nil {
 		return nil, false
 	}
-	return col.withCycles(col.withGauges(col.stats.Dict())), true
+	return col.sumStats(), true
 }
 
 // Route returns the node scheduler and routing attribute of a host in a

@@ -345,6 +345,9 @@ func (s *Server) openRoutes(m *MNS, log *slog.Logger) (*RouteStore, int, error) 
 	}
 	nroutes := 0
 	if err = store.LoadStates(m.RestoreState); err == nil {
+		err = store.LoadStats(m.RestoreStats)
+	}
+	if err == nil {
 		err = store.Load(func(r StoredRoute) {
 			nroutes++
 			m.RestoreRoute(r.Collection, r.Attr, r.NodeID, r.Site)
@@ -430,7 +433,7 @@ func (l *logSink) apply(store *RouteStore, recs []any) error {
 	var routes []Action
 	for _, r := range recs {
 		switch x := r.(type) {
-		case PersistRoute, PersistState, DropRoutes:
+		case PersistRoute, PersistState, PersistStats, DropRoutes:
 			routes = append(routes, x.(Action))
 		}
 	}

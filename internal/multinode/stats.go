@@ -6,59 +6,9 @@ import (
 	"github.com/trawl/trawl/internal/marshal"
 )
 
-// Stats are a collection's crawl statistics as the multinode scheduler
-// keeps them: the sum of every CMD_UM_STAT delta the node schedulers sent.
-// The statistics model of MS-FSCADM gives the keys their meaning; here a
-// statistics structure is an opaque dictionary summed key by key:
-//
-//   - two integers add as an integer (a sum beyond int64 becomes a float);
-//   - an integer and a float, or two floats, add as a float;
-//   - two dictionaries are summed recursively, key by key;
-//   - any other value (a string, a list, a bool) replaces the previous one;
-//   - a key seen for the first time is taken as it is.
-//
-// Keys keep the order in which they first arrived.
-type Stats struct {
-	d     marshal.Dict
-	index map[string]int
-}
-
-// Dict returns a deep copy of the summed statistics.
-func (s *Stats) Dict() marshal.Dict {
-	if s == nil {
-		return nil
-	}
-	return copyDict(s.d)
-}
-
-// Add sums a delta into s.
-func (s *Stats) Add(delta marshal.Dict) {
-	s.d, s.index = addDict(s.d, s.index, delta)
-}
-
-func keyOf(v marshal.Value) string {
-	return marshal.FormatPython(v)
-}
-
-func addDict(d marshal.Dict, index map[string]int, delta marshal.Dict) (marshal.Dict, map[string]int) {
-	if index == nil {
-		index = make(map[string]int, len(d)+len(delta))
-		for i, p := range d {
-			index[keyOf(p.Key)] = i
-		}
-	}
-	for _, p := range delta {
-		k := keyOf(p.Key)
-		if i, ok := index[k]; ok {
-			d[i].Value = addValue(d[i].Value, p.Value)
-			continue
-		}
-		index[k] = len(d)
-		d = append(d, marshal.Pair{Key: p.Key, Value: copyValue(p.Value)})
-	}
-	return d, index
-}
-
+// addValue adds delta to old: two integers as an integer (a sum beyond
+// int64 becomes a float), an integer and a float or two floats as a float,
+// two dictionaries key by key; any other value replaces old.
 func addValue(old, delta marshal.Value) marshal.Value {
 	switch o := old.(type) {
 	case marshal.Int:
@@ -84,7 +34,7 @@ func addValue(old, delta marshal.Value) marshal.Value {
 		}
 	case marshal.Dict:
 		if x, ok := delta.(marshal.Dict); ok {
-			d, _ := addDict(copyDict(o), nil, x)
+			d, _ := sumDict(copyDict(o), nil, x)
 			return d
 		}
 	}
@@ -122,4 +72,8 @@ func copyValue(v marshal.Value) marshal.Value {
 		return append(marshal.Bytes(nil), x...)
 	}
 	return v
+}
+
+func keyOf(v marshal.Value) string {
+	return marshal.FormatPython(v)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/marshal"
 )
 
 // RouteStore is the routing database of the multinode scheduler on disk
@@ -19,6 +20,11 @@ import (
 //	"a" collection 0x00 attribute  ->  node id      a routing decision
 //	"s" collection 0x00 site       ->  attribute    a routed crawl site
 //	"c" collection                 ->  state        the collection's suspensions (PersistState)
+//	"t" collection 0x00 node       ->  report       a node scheduler's statistics (PersistStats)
+//	"u" collection 0x00 node 0x00 site -> counters  a site's, from that node scheduler
+//
+// A report is the marshal bytes of the tuple (seq, counters), counters the
+// marshal bytes of a dictionary (internal/multinode/nodestats.go).
 //
 // The state value is the crawl state byte, a flag byte (1: feeding of
 // every destination suspended) and the suspended destinations, each
@@ -109,11 +115,17 @@ func (s *RouteStore) Apply(acts []Action) error {
 				return err
 			}
 			n++
+		case PersistStats:
+			k, err := b2n(putStats(b, x))
+			if err != nil {
+				return err
+			}
+			n += k
 		case DropRoutes:
 			if err := b.Delete(stateKey(x.Collection), nil); err != nil {
 				return err
 			}
-			for _, k := range []string{"a", "s"} {
+			for _, k := range []string{"a", "s", "t", "u"} {
 				lo := []byte(k + x.Collection + "\x00")
 				hi := []byte(k + x.Collection + "\x01")
 				if err := b.DeleteRange(lo, hi, nil); err != nil {
@@ -208,6 +220,77 @@ func (s *RouteStore) Load(fn func(StoredRoute)) error {
 			fn(StoredRoute{Collection: coll, Attr: rest, NodeID: v})
 		case 's':
 			fn(StoredRoute{Collection: coll, Site: rest, Attr: v})
+		}
+	}
+	return it.Error()
+}
+
+func b2n(ok bool, err error) (int, error) {
+	if ok {
+		return 1, err
+	}
+	return 0, err
+}
+
+// putStats writes a PersistStats into b; it reports whether it wrote.
+func putStats(b *pebble.Batch, x PersistStats) (bool, error) {
+	if strings.IndexByte(x.Collection, 0) >= 0 || strings.IndexByte(x.Node, 0) >= 0 {
+		return false, nil // a node id with a NUL byte keeps its statistics in memory only
+	}
+	v, err := marshal.Encode(marshal.Tuple{marshal.Int(x.Seq), x.Coll})
+	if err != nil {
+		return false, fmt.Errorf("multinode: statistics of %s: %w", x.Node, err)
+	}
+	pre := x.Collection + "\x00" + x.Node
+	if err := b.Set([]byte("t"+pre), v, nil); err != nil {
+		return false, err
+	}
+	for site, d := range x.Sites {
+		if strings.IndexByte(site, 0) >= 0 {
+			continue
+		}
+		v, err := marshal.Encode(d)
+		if err != nil {
+			return false, fmt.Errorf("multinode: statistics of %s: %w", x.Node, err)
+		}
+		if err := b.Set([]byte("u"+pre+"\x00"+site), v, nil); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// LoadStats calls fn for every persisted node scheduler report
+// (PersistStats): one call with Seq and Coll per report, one with Sites
+// per site; a record that cannot be read is skipped.
+func (s *RouteStore) LoadStats(fn func(PersistStats)) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte("t"), UpperBound: []byte("v")})
+	if err != nil {
+		return fmt.Errorf("multinode: read routing database: %w", err)
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		k := string(it.Key())
+		parts := strings.SplitN(k[1:], "\x00", 3)
+		v, err := marshal.Decode(it.Value())
+		if err != nil {
+			continue
+		}
+		switch {
+		case k[0] == 't' && len(parts) == 2:
+			t, ok := v.(marshal.Tuple)
+			if !ok || len(t) != 2 {
+				continue
+			}
+			seq, ok1 := t[0].(marshal.Int)
+			d, ok2 := t[1].(marshal.Dict)
+			if ok1 && ok2 {
+				fn(PersistStats{Collection: parts[0], Node: parts[1], Seq: int64(seq), Coll: d})
+			}
+		case k[0] == 'u' && len(parts) == 3:
+			if d, ok := v.(marshal.Dict); ok {
+				fn(PersistStats{Collection: parts[0], Node: parts[1], Sites: map[string]marshal.Dict{parts[2]: d}})
+			}
 		}
 	}
 	return it.Error()

@@ -229,12 +229,13 @@ func TestCrawlConfigDictSubcollectionsAndLogins(t *testing.T) {
 }
 
 func TestStatsIntOverflowBecomesFloat(t *testing.T) {
-	var s Stats
+	var s marshal.Dict
+	var idx map[string]int
 	k := marshal.Str("n")
-	s.Add(marshal.Dict{{Key: k, Value: marshal.Int(1 << 62)}})
-	s.Add(marshal.Dict{{Key: k, Value: marshal.Int(1 << 62)}})
-	s.Add(marshal.Dict{{Key: k, Value: marshal.Int(1 << 62)}})
-	v, _ := s.Dict().Get("n")
+	for range 3 {
+		s, idx = sumDict(s, idx, marshal.Dict{{Key: k, Value: marshal.Int(1 << 62)}})
+	}
+	v, _ := s.Get("n")
 	if f, ok := v.(marshal.Float); !ok || float64(f) != 3*float64(1<<62) {
 		t.Errorf("sum = %#v", v)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"mime"
-	"sort"
 	"strings"
 	"time"
 
@@ -55,6 +54,7 @@ func (c *collection) site(s string) Counters {
 		cs = Counters{}
 		c.sites[s] = cs
 	}
+	c.ps.touched(s) // stats_persist.go
 	return cs
 }
 
@@ -226,35 +226,6 @@ func (m *Machine) skipRefreshOnly(c *collection, fe frontier.Fetch, known bool, 
 		m.log.Warn("nodesched: dropping a new URI in refresh-only mode", "collection", c.s.Name, "uri", fe.URI, "err", err)
 	}
 	return true
-}
-
-// siteDeltas returns the per-site counter changes since the last report,
-// for CMD_UM_STAT, and marks them reported. Maxima are left out: a sum of
-// maxima means nothing.
-func (c *collection) siteDeltas() map[string]Counters {
-	out := map[string]Counters{}
-	names := make([]string, 0, len(c.sites))
-	for s := range c.sites {
-		names = append(names, s)
-	}
-	sort.Strings(names)
-	for _, s := range names {
-		cur, prev := c.sites[s], c.reportedSites[s]
-		d := Counters{}
-		for k, v := range cur {
-			if strings.HasSuffix(k, "_max") {
-				continue
-			}
-			if dv := v - prev[k]; dv != 0 {
-				d[k] = dv
-			}
-		}
-		if len(d) > 0 {
-			out[s] = d
-		}
-		c.reportedSites[s] = cur.clone()
-	}
-	return out
 }
 
 // Exec runs fn on the driver's event loop, with the machine and the
@@ -457,6 +428,9 @@ func forgetAdminModes(b *store.Batch, coll string) error {
 		return err
 	}
 	if err := b.DeleteRaw(store.SpaceMeta, admKey(admSuspendPrefix, coll)); err != nil {
+		return err
+	}
+	if err := forgetStats(b, coll); err != nil { // stats_persist.go
 		return err
 	}
 	return b.DeleteRaw(store.SpaceMeta, admKey(admRefreshOnlyPrefix, coll))

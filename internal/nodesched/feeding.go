@@ -145,8 +145,8 @@ func (m *Machine) syncFeedCounters(c *collection) {
 		return
 	}
 	for k, v := range map[string]int64{"pp_fed": r.Fed, "pp_succeeded": r.Succeeded, "pp_failed": r.Failed, "pp_deleted": r.Deleted} {
-		if v != 0 {
-			c.stats[k] = v
+		if v += c.ps.feedBase[k]; v != 0 {
+			c.stats[k] = v // restored base + this process's (stats_persist.go)
 		}
 	}
 }
@@ -789,6 +789,10 @@ func (m *Machine) feedCommit(coll string, b *store.Batch, commit func() error, o
 	if c := m.colls[coll]; c != nil {
 		var err error
 		if ops, err = m.flushLists(c, b, ops); err != nil { // reported.go
+			return err
+		}
+		// The counters of what b commits go with it (stats_persist.go).
+		if err := m.persistStats(c, b, false); err != nil {
 			return err
 		}
 	} else {

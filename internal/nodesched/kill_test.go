@@ -7,9 +7,13 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/trawl/trawl/internal/store"
 )
@@ -62,6 +66,7 @@ func TestKill9(t *testing.T) {
 	waitIdle(t, r.d, 90*time.Second)
 	r.stop(t)
 	want := storeDigest(t, ref)
+	wantStats := killStats(t, ref)
 
 	dir := t.TempDir()
 	col := farmCollection(t, farm, farm.DefaultCrawl(), XMLOpts(0, killFetchTimeout))
@@ -115,6 +120,51 @@ func TestKill9(t *testing.T) {
 			t.Errorf("extra %s", u)
 		}
 	}
+	// The statistics survive the kills, each event counted once: per
+	// collection and per site as in the uninterrupted crawl.
+	t.Logf("uninterrupted: %d sites, collection counters %v", len(wantStats)-1, wantStats[""])
+	if diff := cmp.Diff(wantStats, killStats(t, dir)); diff != "" {
+		t.Errorf("statistics after 5 kills (-uninterrupted +killed):\n%s", diff)
+	}
+}
+
+// killStable are the counters of TestKill9 that do not depend on timing
+// or on the restarts themselves (a restart queues the start URIs again and
+// fetches robots.txt again: real events, not counted twice).
+var killStable = []string{"processed", "fetched", "stored", "bytes", "doc_bytes", "doc_bytes_n", "doc_bytes_max",
+	"links_local", "links_other", "redirects", "deleted", "modified", "unchanged", "noindex", "nofollow",
+	"has_lastmod", "has_etag", "retries"}
+
+// killStats reads the counters saved in the store in dir (collection
+// "farm"), reduced to killStable, http_* and mime_*, by collection
+// ("") and by site.
+func killStats(t testing.TB, dir string) map[string]Counters {
+	t.Helper()
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	coll, sites, err := SavedStats(st, "farm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := func(c Counters) Counters {
+		out := Counters{}
+		for k, v := range c {
+			if slices.Contains(killStable, k) || strings.HasPrefix(k, "http_") || strings.HasPrefix(k, "mime_") {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	out := map[string]Counters{"": keep(coll)}
+	for s, c := range sites {
+		if k := keep(c); len(k) > 0 {
+			out[s] = k
+		}
+	}
+	return out
 }
 
 // killFetchTimeout is the fetch_timeout of both crawls of TestKill9. The farm

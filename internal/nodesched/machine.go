@@ -129,6 +129,7 @@ type Machine struct {
 	ds        []dsStatus
 
 	dnsPending map[string][]dnsWaiter // host -> collections/sites waiting
+	dnsStats   dnsStats               // dnsstats.go
 	resolved   []Resolution
 
 	nextKA, nextQuarantine, nextStats time.Time
@@ -224,15 +225,14 @@ type collection struct {
 	flying   map[string]int
 	deferred map[string]*Job
 	stats    Counters
-	reported Counters
 	// sites are the counters by crawl site (the same names as stats; every
-	// increment goes to the collection and to one site), reportedSites
-	// what CMD_UM_STAT carried of them; cur is the site the event being
-	// processed is about (nil: none).
-	sites         map[string]Counters
-	reportedSites map[string]Counters
-	cur           Counters
-	curSite       string
+	// increment goes to the collection and to one site); cur is the site
+	// the event being processed is about (nil: none); ps persists and
+	// reports them (stats_persist.go).
+	sites   map[string]Counters
+	cur     Counters
+	curSite string
+	ps      statsPersist
 	// refreshOnly is CollectionEnableRefreshOnly: only URIs already in the
 	// store are fetched.
 	refreshOnly bool
@@ -298,6 +298,7 @@ func (m *Machine) Resolved() []Resolution {
 }
 
 func (m *Machine) send(to Peer, msg cmt.Message) {
+	m.countDNSOut(msg) // dnsstats.go
 	m.out = append(m.out, Output{To: to, Msg: msg, Priority: cmt.DefaultPriority(msg.Code())})
 }
 
@@ -317,6 +318,7 @@ func (m *Machine) Connected(p Peer, up bool, now time.Time) {
 		if up {
 			m.send(MNS, &cmt.UMInit{NodeID: m.cfg.NodeID, AdminHost: m.cfg.AdminHost, AdminPort: m.cfg.AdminPort})
 			m.askAgain()
+			m.statsResend() // stats_persist.go
 		}
 		return
 	}
@@ -397,6 +399,7 @@ func (m *Machine) Stats(coll string) Counters {
 		out["queued"] = int64(fs.Queued)
 		out["in_flight"] = int64(fs.InFlight)
 		out["active_sites"] = int64(fs.ActiveSites)
+		out["pp_checksums"], _ = m.st.ChecksumCount(coll) // PPChecksums
 		return out
 	}
 	return nil
@@ -449,9 +452,11 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 		return fmt.Errorf("nodesched: collection %s: %w", cc.Name, err)
 	}
 	c := &collection{s: s, gen: 1, front: f, state: crawlState, quar: map[string]time.Time{},
-		inflight: map[string]int{}, flying: map[string]int{}, deferred: map[string]*Job{}, stats: Counters{}, reported: Counters{},
-		sites: map[string]Counters{}, reportedSites: map[string]Counters{},
-		feeding: feeding, refreshOnly: refreshOnly}
+		inflight: map[string]int{}, flying: map[string]int{}, deferred: map[string]*Job{}, stats: Counters{},
+		sites: map[string]Counters{}, feeding: feeding, refreshOnly: refreshOnly}
+	if err := m.loadStats(c); err != nil { // stats_persist.go
+		return err
+	}
 	m.colls[cc.Name] = c
 	m.order = append(m.order, cc.Name)
 	if s.UseDupServers {
@@ -1245,6 +1250,7 @@ func (m *Machine) Quarantined(coll string) map[string]time.Time {
 
 func (m *Machine) dnsReply(x *cmt.UMDNSReply, now time.Time) error {
 	host := strings.ToLower(x.Host)
+	m.countDNSIn(x, host) // dnsstats.go
 	rec := &dnsRecord{Host: host, Expires: now.Add(time.Duration(max(x.TTL, 1)) * time.Second)}
 	for _, a := range x.Addrs {
 		if ip, err := netip.ParseAddr(a.IP); err == nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/trawl/trawl/internal/extract"
 	"github.com/trawl/trawl/internal/fetch"
 	"github.com/trawl/trawl/internal/frontier"
-	"github.com/trawl/trawl/internal/marshal"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -63,9 +62,8 @@ func urlParse(s string) (*url.URL, error) { return url.Parse(s) }
 // event is about (SiteStats): the site of the fetched page for what a crawl
 // step finds, the URI's own site for start URIs and received entries.
 //
-// CMD_UM_STAT carries the deltas of the counters since the previous report
-// (gauges are sent as they are, maxima not at all), with the sites' deltas
-// under the key "sites" ({site: {counter: delta}}).
+// The counters persist in the crawl store and CMD_UM_STAT carries them
+// whole, with a sequence number (stats_persist.go).
 type Counters map[string]int64
 
 func (c Counters) add(k string, n int64) {
@@ -173,54 +171,6 @@ func (m *Machine) NextTimer() time.Time {
 		t = m.lim.next
 	}
 	return t
-}
-
-func (m *Machine) reportStats(c *collection) {
-	m.syncFeedCounters(c)
-	d := marshal.Dict{}
-	keys := make([]string, 0, len(c.stats))
-	for k := range c.stats {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if strings.HasSuffix(k, "_max") {
-			continue // a sum of maxima means nothing
-		}
-		if delta := c.stats[k] - c.reported[k]; delta != 0 {
-			d = append(d, marshal.Pair{Key: marshal.Str(k), Value: marshal.Int(delta)})
-		}
-	}
-	fs := c.front.Stats()
-	d = append(d, marshal.Pair{Key: marshal.Str("queued"), Value: marshal.Int(fs.Queued)},
-		marshal.Pair{Key: marshal.Str("active_sites"), Value: marshal.Int(fs.ActiveSites)})
-	if c.lastURI != "" {
-		d = append(d, marshal.Pair{Key: marshal.Str("last_uri"), Value: marshal.Str(c.lastURI)})
-	}
-	sd := c.siteDeltas()
-	for site := range c.siteLast {
-		if sd[site] == nil {
-			sd[site] = Counters{}
-		}
-	}
-	if len(sd) > 0 {
-		sites := make(marshal.Dict, 0, len(sd))
-		for _, site := range sortedKeys(sd) {
-			cs := sd[site]
-			sub := make(marshal.Dict, 0, len(cs)+1)
-			for _, k := range sortedKeys(cs) {
-				sub = append(sub, marshal.Pair{Key: marshal.Str(k), Value: marshal.Int(cs[k])})
-			}
-			if u := c.siteLast[site]; u != "" {
-				sub = append(sub, marshal.Pair{Key: marshal.Str("last_uri"), Value: marshal.Str(u)})
-			}
-			sites = append(sites, marshal.Pair{Key: marshal.Str(site), Value: sub})
-		}
-		d = append(d, marshal.Pair{Key: marshal.Str("sites"), Value: sites})
-	}
-	c.lastURI, c.siteLast = "", nil
-	c.reported = c.stats.clone()
-	m.send(MNS, &cmt.UMStat{Collection: c.s.Name, Stats: d})
 }
 
 // Next returns the next fetch to start at now, from the active collections

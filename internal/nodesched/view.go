@@ -24,6 +24,7 @@ type View interface {
 	Routes(collection string, fn func(site string, node int64) error) error
 	ChecksumOwner(collection string, cs [16]byte) (string, bool, error)
 	ChecksumURIs(collection string, cs [16]byte, fn func(uri string) error) error
+	ChecksumCount(collection string) (int64, error)
 	Meta(name string) ([]byte, bool, error)
 	GetRaw(sp store.Space, k []byte) ([]byte, bool, error)
 	IterRaw(sp store.Space, prefix []byte, fn func(k, v []byte) error) error

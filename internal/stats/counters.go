@@ -8,11 +8,14 @@ import (
 
 // CounterReport is a collection's crawl counters as an engine reports
 // them: a node scheduler's cumulative counters, or the multinode
-// scheduler's sums of the CMD_UM_STAT deltas of its node schedulers
-// (MS-FSCMT 2.2.4.6), whose dictionary is
+// scheduler's sums of its node schedulers' CMD_UM_STAT (MS-FSCMT
+// 2.2.4.6), whose dictionary is
 //
-//	{counter: int, ..., "last_uri": uri,
-//	 "sites": {site: {counter: int, ..., "last_uri": uri}, ...}}
+//	{member: value, ..., "queued": n, "last_uri": uri,
+//	 "sites": {site: {member: value, ..., "last_uri": uri}, ...}}
+//
+// with the members of the statistics structure (statwire.go, decoded by
+// DecodeStat) or, from older senders, counters by name ({counter: int}).
 //
 // Counters are named as the node scheduler counts them ("fetched",
 // "stored", "http_404", "errors_timeout", the gauges "queued",
@@ -63,6 +66,13 @@ func ParseCounterReport(d marshal.Dict) CounterReport {
 			}
 		}
 	}
+	if IsStat(d) { // the structure of CMD_UM_STAT (statwire.go)
+		q, hasQ := r.Counters["queued"]
+		r.Counters = DecodeStat(d)
+		if hasQ {
+			r.Counters["queued"] = q
+		}
+	}
 	return r
 }
 
@@ -70,6 +80,15 @@ func ParseCounterReport(d marshal.Dict) CounterReport {
 func counters(d marshal.Dict) (map[string]int64, string) {
 	out := make(map[string]int64, len(d))
 	last := ""
+	if IsStat(d) {
+		out = DecodeStat(d)
+		for _, p := range d {
+			if k, _ := text(p.Key); k == "last_uri" {
+				last, _ = text(p.Value)
+			}
+		}
+		return out, last
+	}
 	for _, p := range d {
 		k, ok := text(p.Key)
 		if !ok {

@@ -93,7 +93,8 @@ var (
 // max is the engine's largest sample so far of DLTime and DocSize
 // (dl_time_us_max, doc_bytes_max): deltas cannot carry a maximum, so the
 // caller passes the cumulative values (nil: unknown, the average is used).
-// PPURLsChange, PPPartialUpdate and PPChecksums stay 0 (docs/decisions/stats.md).
+// PPURLsChange and PPPartialUpdate stay 0 (docs/decisions/stats.md);
+// Update sets PPChecksums from the gauge pp_checksums.
 func ApplyCounters(r *Record, d map[string]int64, max map[string]int64) {
 	for _, c := range counterCounts {
 		if v := d[c.counter]; v > 0 {
@@ -190,6 +191,12 @@ type tracked struct {
 	lastSites map[string]map[string]int64
 	cycles    int64
 	uptime    float64
+	// epoch is the current refresh cycle's number; active is when each
+	// site's counters last changed, ended the sites whose CrawlEnded is
+	// set since (EndSites).
+	epoch  float64
+	active map[string]float64
+	ended  map[string]bool
 }
 
 // NewTracker returns a tracker keeping keep refresh cycles per series
@@ -220,7 +227,8 @@ func (t *Tracker) Add(name string, now float64) {
 	_ = d.Set("Feeding", 1)
 	_ = d.SetString("CrawlMode", CrawlModeNormal)
 	s.Fold(now)
-	t.colls[name] = &tracked{series: s, sites: map[string]*Series{}, lastSites: map[string]map[string]int64{}, uptime: now}
+	t.colls[name] = &tracked{series: s, sites: map[string]*Series{}, lastSites: map[string]map[string]int64{}, uptime: now,
+		active: map[string]float64{}, ended: map[string]bool{}}
 }
 
 // Remove forgets a collection.
@@ -282,6 +290,7 @@ func (t *Tracker) Update(name string, coll map[string]int64, sites map[string]ma
 	cd := c.series.Delta()
 	_ = cd.Set("QueueLength", float64(coll["queued"]))
 	_ = cd.Set("ActiveSites", float64(coll["active_sites"]))
+	_ = cd.Set("PPChecksums", float64(coll["pp_checksums"]))
 	for site, cur := range sites {
 		s := c.sites[site]
 		if s == nil {
@@ -289,17 +298,22 @@ func (t *Tracker) Update(name string, coll map[string]int64, sites map[string]ma
 			cc := c.series.Current()
 			_ = s.Delta().Set("CrawlStarted", now)
 			_ = s.Delta().Set("LastRefresh", now)
-			_ = s.Delta().Set("Epoch", cc.Value("Epoch"))
+			_ = s.Delta().Set("Epoch", max(cc.Value("Epoch"), c.epoch))
 			c.sites[site] = s
 		}
 		sd := CounterDelta(cur, c.lastSites[site])
+		if len(sd) > 0 {
+			c.active[site] = now
+			delete(c.ended, site)
+		}
 		ApplyCounters(s.Delta(), sd, cur)
 		c.lastSites[site] = cur
 	}
 }
 
 func (t *Tracker) newCycle(c *tracked, now float64) {
-	epoch := c.series.Current().Value("Epoch") + 1
+	epoch := max(c.series.Current().Value("Epoch"), c.epoch) + 1
+	c.epoch = epoch
 	c.series.NewCycle(now)
 	d := c.series.Delta()
 	_ = d.Set("Epoch", epoch)
@@ -311,6 +325,22 @@ func (t *Tracker) newCycle(c *tracked, now float64) {
 		_ = s.Delta().Set("Epoch", epoch)
 		_ = s.Delta().Set("CrawlStarted", now)
 		_ = s.Delta().Set("LastRefresh", now)
+	}
+}
+
+// EndSites records that a collection ran out of work: each site counted
+// since its last CrawlEnded gets CrawlEnded = the last time its counters
+// changed (its last crawl step, to the sampling period of Update).
+func (t *Tracker) EndSites(name string) {
+	c := t.colls[name]
+	if c == nil {
+		return
+	}
+	for site, at := range c.active {
+		if s := c.sites[site]; s != nil && !c.ended[site] {
+			_ = s.Delta().Set("CrawlEnded", at)
+			c.ended[site] = true
+		}
 	}
 }
 

@@ -214,11 +214,17 @@ func (s *Store) Routes(collection string, fn func(site string, node int64) error
 // duplicate server's answer, PPDUP_ADD_OK).
 func (b *Batch) PutChecksumOwner(collection string, cs [16]byte, owner string) error {
 	b.s.csums.add(collection, cs)
+	if err := b.trackOwner(collection, cs, true); err != nil {
+		return err
+	}
 	return b.b.Set(key(SpaceChecksum, string(cs[:]), collection), []byte(owner), nil)
 }
 
 // DeleteChecksumOwner forgets the owner of cs.
 func (b *Batch) DeleteChecksumOwner(collection string, cs [16]byte) error {
+	if err := b.trackOwner(collection, cs, false); err != nil {
+		return err
+	}
 	return b.b.Delete(key(SpaceChecksum, string(cs[:]), collection), nil)
 }
 

@@ -154,3 +154,58 @@ func (s *Store) DocumentCodec(collection, uri string) (Codec, bool, error) {
 // Dir is the directory the store was opened in (on the options' file
 // system).
 func (s *Store) Dir() string { return s.dir }
+
+// trackOwner records that the batch makes cs owned or not in collection
+// (the count of ChecksumCount); it reads the store only for a collection
+// whose count is kept.
+func (b *Batch) trackOwner(collection string, cs [16]byte, owned bool) error {
+	if !b.s.owners.tracked(collection) {
+		return nil
+	}
+	k := collection + "\x00" + string(cs[:])
+	before, seen := b.owners.exists[k]
+	if !seen {
+		_, found, err := b.s.get(key(SpaceChecksum, string(cs[:]), collection))
+		if err != nil {
+			return err
+		}
+		before = found
+	}
+	if b.owners.exists == nil {
+		b.owners.exists, b.owners.delta = map[string]bool{}, map[string]int64{}
+	}
+	b.owners.exists[k] = owned
+	switch {
+	case owned && !before:
+		b.owners.delta[collection]++
+	case !owned && before:
+		b.owners.delta[collection]--
+	}
+	return nil
+}
+
+// ChecksumCount returns the number of unique document checksums owned in
+// collection (MS-FSCADM PPChecksums). Like DocumentCount, the first call
+// counts them and later batches keep the count.
+func (s *Store) ChecksumCount(collection string) (int64, error) {
+	s.owners.mu.Lock()
+	n, ok := s.owners.n[collection]
+	s.owners.mu.Unlock()
+	if ok {
+		return n, nil
+	}
+	c, err := s.count(key(SpaceChecksum, "", collection))
+	if err != nil {
+		return 0, err
+	}
+	s.owners.mu.Lock()
+	defer s.owners.mu.Unlock()
+	if s.owners.n == nil {
+		s.owners.n = map[string]int64{}
+	}
+	if n, ok := s.owners.n[collection]; ok {
+		return n, nil
+	}
+	s.owners.n[collection] = int64(c)
+	return int64(c), nil
+}

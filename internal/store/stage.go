@@ -36,7 +36,7 @@ func (s *Store) Staged() *Store {
 		s = s.base
 	}
 	return &Store{db: s.db, wo: s.wo, codec: s.codec, maxDoc: s.maxDoc, closed: s.closed, csums: s.csums,
-		docs: s.docs, dir: s.dir, stage: &stage{}, base: s}
+		docs: s.docs, owners: s.owners, dir: s.dir, stage: &stage{}, base: s}
 }
 
 // IsStaged reports whether s is a staged view.
@@ -90,6 +90,7 @@ func (b *Batch) staged(sync bool) error {
 	// The document counts are shared with the store: they change when
 	// the view sees the change.
 	s.docs.apply(&b.docs)
+	s.owners.apply(&b.owners)
 	st.sync = st.sync || sync
 	for _, f := range b.after {
 		f()

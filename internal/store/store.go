@@ -78,6 +78,7 @@ type Store struct {
 	routes routeCache
 	csums  *csumFilter // checksums with an owner (ChecksumOwner's fast "no")
 	docs   *docCounts  // stored documents per collection, once asked for (docextra.go)
+	owners *docCounts  // owned checksums per collection, once asked for (ChecksumCount)
 	dir    string
 	// stage, in a staged view (Staged, stage.go), holds the writes its
 	// batches committed and the driver has not applied yet; base is the
@@ -135,7 +136,7 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, wo: pebble.Sync, wal: wal, codec: CodecSnappy, maxDoc: DefaultMaxDocSize, dir: dir, docs: &docCounts{}, closed: &atomic.Bool{}}
+	s := &Store{db: db, wo: pebble.Sync, wal: wal, codec: CodecSnappy, maxDoc: DefaultMaxDocSize, dir: dir, docs: &docCounts{}, owners: &docCounts{}, closed: &atomic.Bool{}}
 	if o.Codec != CodecNone || o.SetCodec {
 		if o.Codec > CodecFlate {
 			db.Close()
@@ -262,8 +263,9 @@ type Batch struct {
 	// route changes, applied to the store's route cache on commit
 	routes    []routeChange
 	routesAll bool
-	// document count changes, applied on commit (docextra.go)
-	docs batchDocs
+	// document and owned checksum count changes, applied on commit
+	// (docextra.go)
+	docs, owners batchDocs
 	// after run once the batch is applied (OnCommit)
 	after []func()
 	// sync: a staged batch committed with CommitSync (stage.go)
@@ -302,6 +304,7 @@ func (b *Batch) commit(wo *pebble.WriteOptions) error {
 		b.s.routes.apply(b.routes, b.routesAll)
 	}
 	b.s.docs.apply(&b.docs)
+	b.s.owners.apply(&b.owners)
 	for _, f := range b.after {
 		f()
 	}
@@ -499,6 +502,9 @@ func (b *Batch) DeletePrefix(sp Space, prefix []byte) error {
 	}
 	if sp == SpaceDoc {
 		b.docs.reset = true // counts are taken again when next asked for
+	}
+	if sp == SpaceChecksum {
+		b.owners.reset = true
 	}
 	return b.b.DeleteRange(start, end, nil)
 }

@@ -30,7 +30,8 @@ func (c *cluster) finish(limit time.Duration) {
 // TestKillMultinode kills the multinode scheduler with SIGKILL mid-crawl
 // and restarts it: it reloads its routing database, asks the node
 // schedulers for their routes (CMD_UM_ASK_ROUTE), gets the URIs the old one
-// lost sent again, and the crawl goes on.
+// lost sent again, and the crawl goes on; the statistics count every
+// fetch once (checkStats).
 func TestKillMultinode(t *testing.T) {
 	c := newCluster(t, faultOpts())
 	c.start()
@@ -43,7 +44,7 @@ func TestKillMultinode(t *testing.T) {
 	for i := range c.nodes {
 		c.nodes[i].waitLine(regexp.MustCompile(`peer reachable again|link lost`), 0, 30*time.Second)
 	}
-	c.finish(90 * time.Second)
+	c.finishStats(90 * time.Second)
 	t.Logf("killed at %d of %d URLs", killedAt, len(c.want))
 	for _, n := range []string{"n0", "n1", "n2"} {
 		if !c.mns.has(regexp.MustCompile(`node scheduler registered" node=`+n), mark) {
@@ -55,7 +56,8 @@ func TestKillMultinode(t *testing.T) {
 
 // TestKillNode kills a node scheduler with SIGKILL mid-crawl and restarts
 // it on its store: it resumes its sites, and the multinode scheduler kept
-// what came for them meanwhile.
+// what came for them meanwhile; the statistics count every fetch once
+// (checkStats).
 func TestKillNode(t *testing.T) {
 	c := newCluster(t, faultOpts())
 	c.start()
@@ -67,7 +69,7 @@ func TestKillNode(t *testing.T) {
 	mark := c.mns.mark()
 	c.nodes[1].start()
 	c.mns.waitLine(regexp.MustCompile(`node scheduler registered" node=n1`), mark, 30*time.Second)
-	c.finish(90 * time.Second)
+	c.finishStats(90 * time.Second)
 	t.Logf("killed at %d of %d URLs", killedAt, len(c.want))
 	c.checkDuplicates(c.dsOwners())
 }

@@ -405,7 +405,8 @@ func (c *cluster) mnsArgs() []string {
 
 func (c *cluster) nodeArgs(i int, mns string) []string {
 	args := []string{"node", "--id", "n" + strconv.Itoa(i), "--multinode", mns, "--data", filepath.Join(c.dir, "n"+strconv.Itoa(i)),
-		"--source-ip", c.nodeIPs[i], "--workers", strconv.Itoa(c.o.workers), "--listen", "off"}
+		"--source-ip", c.nodeIPs[i], "--workers", strconv.Itoa(c.o.workers), "--listen", "off",
+		"--stats-interval", statsEvery.String()}
 	for j, a := range c.dsAddrs {
 		args = append(args, "--dupserver", a)
 		if j == 0 && c.o.failover {

@@ -12,6 +12,9 @@
 //   - Statistics are the node scheduler's own cumulative counters; the
 //     feeding suspension and refresh-only mode come from its crawl store,
 //     which keeps them across restarts.
+//   - A node scheduler's collections come from its multinode scheduler:
+//     ConfigurationChanged has no file to reread and is a fault that says
+//     so (crawladmin.Options.ConfigFrom).
 //   - A node scheduler does not route sites: CollectionGetSiteRoutingAddress
 //     is refused (ask the multinode scheduler), GetNodeSchedulerXmlRpcPorts
 //     lists nothing, and SetLogLevel is not forwarded anywhere.
@@ -42,6 +45,9 @@ var _ crawladmin.Engine = Engine{}
 // New returns the backend of a node scheduler of a multinode setup.
 func New(ns *nodesched.Driver, o crawladmin.Options) *crawladmin.Backend {
 	o.Role = admin.NodeScheduler
+	if len(o.Configs) == 0 {
+		o.ConfigFrom = "multinode scheduler"
+	}
 	return crawladmin.New(Engine{NS: ns}, nil, o)
 }
 
@@ -172,7 +178,17 @@ func (e Engine) Counters(ctx context.Context) map[string]stats.CounterReport {
 	return out
 }
 
-func (e Engine) DNS(ctx context.Context) (stats.DNSCounters, bool) { return stats.DNSCounters{}, false }
+// DNS returns the node scheduler's DNS counters: the lookups it asked its
+// multinode scheduler for (nodesched.DNSCounts).
+func (e Engine) DNS(ctx context.Context) (stats.DNSCounters, bool) {
+	var d nodesched.DNSCounts
+	err := e.NS.Exec(ctx, func(m *nodesched.Machine, _ time.Time) error { d = m.DNSStats(); return nil })
+	if err != nil {
+		return stats.DNSCounters{}, false
+	}
+	return stats.DNSCounters{Requests: d.Requests, Responses: d.Responses, Retries: d.Retries,
+		Written: d.Written, Read: d.Read, RCodes: d.RCodes}, true
+}
 
 func (e Engine) Modes(ctx context.Context) (map[string]crawladmin.Modes, bool) {
 	got := map[string]crawladmin.Modes{}
