@@ -41,7 +41,9 @@ type FailoverConfig struct {
 //   - After it: node schedulers are admitted on either listener, except
 //     that a connection on the replica listener is the old duplicate server
 //     coming back as one: it is refused, since it must come back as this
-//     server's replica.
+//     server's replica. It is first sent the new epoch (a PPDUP_KEEPALIVE
+//     with PKT_EPOCH, package comment "Fencing") and closed when it
+//     answers, so that it learns it was deposed.
 type Failover struct {
 	loop.Base[cmt.Message]
 	cfg     FailoverConfig
@@ -52,6 +54,10 @@ type Failover struct {
 	dsPeers   map[PeerID]bool // connections of the duplicate server (replica listener)
 	downSince time.Time       // since when no duplicate server is connected
 	refused   map[PeerID]bool // connections closed at once: their events are ignored
+	// deposing: old duplicate servers sent the new epoch; their
+	// connection is closed once they answer it (a close at once could
+	// drop the message unsent).
+	deposing map[PeerID]bool
 }
 
 // NewFailover returns a replica machine over st that can be promoted.
@@ -60,7 +66,7 @@ func NewFailover(cfg FailoverConfig, st Store) *Failover {
 		cfg.PromoteAfter = DefaultPromoteAfter
 	}
 	f := &Failover{cfg: cfg, st: st, replica: NewReplica(cfg.Replica, st), dsPeers: map[PeerID]bool{},
-		downSince: cfg.Start, refused: map[PeerID]bool{}}
+		downSince: cfg.Start, refused: map[PeerID]bool{}, deposing: map[PeerID]bool{}}
 	if f.replica.fence.Epoch == 0 {
 		// The first primary of a failover pair has epoch 1.
 		fe := Fence{Epoch: 1}
@@ -98,16 +104,23 @@ func (f *Failover) Step(ev loop.Event[cmt.Message]) {
 	case loop.Connected:
 		if ev.Tag != TagReplica && !f.admit(ev) {
 			f.refused[ev.Peer] = true
-			f.Pending.CloseConn(ev.Peer, "refused")
+			if !f.deposing[ev.Peer] {
+				f.Pending.CloseConn(ev.Peer, "refused")
+			}
 			return
 		}
 	case loop.Received:
 		if f.refused[ev.Peer] {
+			if _, ack := ev.Msg.(*cmt.PPDUPKeepaliveAck); ack && f.deposing[ev.Peer] {
+				delete(f.deposing, ev.Peer)
+				f.Pending.CloseConn(ev.Peer, "refused: deposed at a lower epoch")
+			}
 			return
 		}
 	case loop.Closed:
 		if f.refused[ev.Peer] {
 			delete(f.refused, ev.Peer)
+			delete(f.deposing, ev.Peer)
 			return
 		}
 		if f.dsPeers[ev.Peer] {
@@ -140,6 +153,7 @@ func (f *Failover) admit(ev loop.Event[cmt.Message]) bool {
 			// The old duplicate server learns the new epoch and stops
 			// accepting node schedulers (fence.go).
 			f.Pending.Send(ev.Peer, epochKeepalive(f.ds.fence.Epoch), int(cmt.PriorityNormal))
+			f.deposing[ev.Peer] = true
 			return false
 		}
 		return true

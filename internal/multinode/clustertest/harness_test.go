@@ -243,6 +243,7 @@ type clusterOpts struct {
 	keepalive    time.Duration // 0: the default
 	workers      int
 	proxyNode0   bool // node 0 reaches the multinode scheduler through a proxy
+	proxyReplica bool // the first duplicate server reaches its replica through a proxy (replicaProxy)
 	maxSites     int  // max_sites of the collection (0: the default)
 }
 
@@ -269,6 +270,7 @@ type cluster struct {
 	ds                 []*proc
 	replica            *proc
 	replicaAddr        string
+	replicaProxy       *proxy // between the first duplicate server and its replica (proxyReplica)
 	replicaFailover    string // where nodes fail over to
 	primaryReplicaAddr string // where the old primary comes back as a replica
 }
@@ -375,7 +377,12 @@ func (c *cluster) start() {
 		addr := freeAddr(c.t)
 		args := []string{"dupserver", "--listen", addr, "--data", filepath.Join(c.dir, "ds"+strconv.Itoa(i)), "--id", "ds" + strconv.Itoa(i)}
 		if i == 0 && c.o.replica {
-			args = append(args, "--replica", c.replicaAddr)
+			to := c.replicaAddr
+			if c.o.proxyReplica {
+				c.replicaProxy = startProxy(c.t, c.replicaAddr)
+				to = c.replicaProxy.addr()
+			}
+			args = append(args, "--replica", to)
 		}
 		p := startProc(c.t, "dupserver ds"+strconv.Itoa(i), append(args, c.kaArgs()...)...)
 		p.waitLine(dsListening, 0, 30*time.Second)
@@ -707,6 +714,7 @@ type proxy struct {
 	mu     sync.Mutex
 	conns  []net.Conn
 	n      int
+	cut    bool // connections are refused (closed at once)
 }
 
 func startProxy(t testing.TB, target string) *proxy {
@@ -721,6 +729,13 @@ func startProxy(t testing.TB, target string) *proxy {
 			in, err := ln.Accept()
 			if err != nil {
 				return
+			}
+			p.mu.Lock()
+			cut := p.cut
+			p.mu.Unlock()
+			if cut {
+				in.Close()
+				continue
 			}
 			out, err := net.Dial("tcp", target)
 			if err != nil {
@@ -750,6 +765,17 @@ func (p *proxy) sever() int {
 	n := len(p.conns) / 2
 	p.conns = nil
 	return n
+}
+
+// setCut cuts the link (every connection closed, new ones closed at once:
+// a network that rejects) or heals it.
+func (p *proxy) setCut(cut bool) {
+	p.mu.Lock()
+	p.cut = cut
+	p.mu.Unlock()
+	if cut {
+		p.sever()
+	}
 }
 
 // accepted is how many connections the proxy accepted.
