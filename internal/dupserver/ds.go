@@ -173,7 +173,7 @@ func NewDS(cfg DSConfig, st Store) (*DS, error) {
 	for _, t := range tombs {
 		d.tombs[t] = 0
 	}
-	if cfg.ReplicaAddr != "" {
+	if cfg.ReplicaAddr != "" && !d.fence.Deposed {
 		d.link = loop.Redial[cmt.Message]{Tag: TagReplica, Addr: cfg.ReplicaAddr, Name: "dupserver: replica"}
 		d.link.Start(&d.Pending)
 	}

@@ -72,6 +72,7 @@ func (d *DS) replicaEpoch(e uint64, now time.Time) {
 			d.Pending.Log(slog.LevelError, "dupserver: checksum store: writing the fence", "err", err)
 		}
 		d.fence = f
+		d.link.Addr = "" // no more dials: the replica listener is the new primary's
 		d.Pending.Log(slog.LevelError, "dupserver: DEPOSED: the replica was promoted at a higher epoch; node schedulers are refused "+
 			"until this server is restarted with --replica-mode as the new duplicate server's replica", "epoch", e)
 		d.failReplica("deposed", true, now)
