@@ -234,17 +234,18 @@ func freeAddr(t testing.TB) string {
 // ---- the cluster ----
 
 type clusterOpts struct {
-	hosts, pages int
-	nodes        int
-	delay        float64 // per-site delay, seconds
-	dupservers   int     // duplicate servers (the first has a replica when replica is set)
-	replica      bool
-	failover     bool          // the replica has a failover listener, nodes know it
-	keepalive    time.Duration // 0: the default
-	workers      int
-	proxyNode0   bool // node 0 reaches the multinode scheduler through a proxy
-	proxyReplica bool // the first duplicate server reaches its replica through a proxy (replicaProxy)
-	maxSites     int  // max_sites of the collection (0: the default)
+	hosts, pages   int
+	nodes          int
+	delay          float64 // per-site delay, seconds
+	dupservers     int     // duplicate servers (the first has a replica when replica is set)
+	replica        bool
+	failover       bool          // the replica has a failover listener, nodes know it
+	keepalive      time.Duration // 0: the default
+	workers        int
+	proxyNode0     bool // node 0 reaches the multinode scheduler through a proxy
+	proxyReplica   bool // the first duplicate server reaches its replica through a proxy (replicaProxy)
+	proxyFailover0 bool // node 0 reaches the replica's failover listener through a proxy (failoverProxy)
+	maxSites       int  // max_sites of the collection (0: the default)
 }
 
 type cluster struct {
@@ -271,6 +272,7 @@ type cluster struct {
 	replica            *proc
 	replicaAddr        string
 	replicaProxy       *proxy // between the first duplicate server and its replica (proxyReplica)
+	failoverProxy      *proxy // between node 0 and the replica's failover listener (proxyFailover0)
 	replicaFailover    string // where nodes fail over to
 	primaryReplicaAddr string // where the old primary comes back as a replica
 }
@@ -416,7 +418,14 @@ func (c *cluster) nodeArgs(i int, mns string) []string {
 	for j, a := range c.dsAddrs {
 		args = append(args, "--dupserver", a)
 		if j == 0 && c.o.failover {
-			args = append(args, "--dupserver-failover", a+"="+c.replicaFailover)
+			to := c.replicaFailover
+			if i == 0 && c.o.proxyFailover0 {
+				if c.failoverProxy == nil {
+					c.failoverProxy = startProxy(c.t, c.replicaFailover)
+				}
+				to = c.failoverProxy.addr()
+			}
+			args = append(args, "--dupserver-failover", a+"="+to)
 		}
 	}
 	return append(args, c.kaArgs()...)
