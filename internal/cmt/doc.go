@@ -52,6 +52,12 @@
 // The PPDUP command codes are 50-61 as in the normative table of 2.2.5; the
 // examples of section 4 use other numbers (DESIGN.md 4.2).
 //
+// One trawl extension: PPDUP_KEEPALIVE may carry PKT_EPOCH (an integer, the
+// fencing epoch of a duplicate server pair, internal/dupserver "Fencing").
+// It is written only when not zero, so a peer that does not use it sends
+// and receives the spec's message; a decoder that does not know the key
+// skips it.
+//
 // # Connections
 //
 // Conn runs one connection: a reader that splits and decodes frames

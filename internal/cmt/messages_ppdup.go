@@ -179,20 +179,44 @@ func (*PPDUPError) required() keySet { return keys(kDSpecName, kWhy) }
 // PPDUPKeepalive is PPDUP_KEEPALIVE (55, 2.2.5.6), between a node scheduler
 // and a duplicate server or a duplicate server and its replica; the
 // receiver answers PPDUPKeepaliveAck.
-type PPDUPKeepalive struct{}
+//
+// Epoch is a trawl extension, the fencing epoch of a duplicate server pair
+// (internal/dupserver, "Fencing"): sent as PKT_EPOCH ("ep", the integer key
+// of 2.2.1.1) only when not zero, so the message of a peer that does not
+// use it is the spec's own, and a PKT_EPOCH the receiver does not know is
+// skipped like any unknown pair.
+type PPDUPKeepalive struct {
+	Epoch int64 // PKT_EPOCH (trawl extension), 0 if absent
+}
 
 // PPDUPKeepaliveAck is PPDUP_KEEPALIVE_ACK (56, 2.2.5.7).
 type PPDUPKeepaliveAck struct{}
 
 func (*PPDUPKeepalive) Code() Command    { return CmdPPDUPKeepalive }
 func (*PPDUPKeepaliveAck) Code() Command { return CmdPPDUPKeepaliveAck }
-func (*PPDUPKeepalive) appendDict(dst []byte) ([]byte, error) {
-	return appendCmdOnly(dst, CmdPPDUPKeepalive), nil
+func (m *PPDUPKeepalive) appendDict(dst []byte) ([]byte, error) {
+	if m.Epoch == 0 {
+		return appendCmdOnly(dst, CmdPPDUPKeepalive), nil
+	}
+	dst = marshal.AppendDictStart(dst)
+	dst = appendIntField(dst, KeyEpoch, m.Epoch)
+	dst = appendCmd(dst, CmdPPDUPKeepalive)
+	return marshal.AppendDictEnd(dst), nil
 }
 func (*PPDUPKeepaliveAck) appendDict(dst []byte) ([]byte, error) {
 	return appendCmdOnly(dst, CmdPPDUPKeepaliveAck), nil
 }
-func (*PPDUPKeepalive) decodeField(*marshal.Reader, keyID) (bool, error)    { return false, nil }
+func (m *PPDUPKeepalive) decodeField(r *marshal.Reader, k keyID) (bool, error) {
+	if k != kEpoch {
+		return false, nil
+	}
+	var err error
+	m.Epoch, err = readInt(r, "PKT_EPOCH")
+	if err == nil && m.Epoch < 0 {
+		err = malformed("PKT_EPOCH %d is negative", m.Epoch)
+	}
+	return true, err
+}
 func (*PPDUPKeepaliveAck) decodeField(*marshal.Reader, keyID) (bool, error) { return false, nil }
 func (*PPDUPKeepalive) required() keySet                                    { return 0 }
 func (*PPDUPKeepaliveAck) required() keySet                                 { return 0 }

@@ -146,6 +146,7 @@ func allMessages() []struct {
 		{&PPDUPRemove{Collection: "web", NodeID: "n1", URI: "http://a/", Checksum: cs1, PPDUPID: "ds1", DBName: "/data/web.db"}, nil},
 		{&PPDUPRemoveOK{Collection: "web", URI: "http://a/", PPDUPID: "ds1", DBName: "/data/web.db", NodeID: "n1", Checksum: cs1}, nil},
 		{&PPDUPKeepalive{}, nil},
+		{&PPDUPKeepalive{Epoch: 3}, nil},
 		{&PPDUPKeepaliveAck{}, nil},
 		{&PPDUPPromoteReq{Collection: "web", Checksum: cs1}, nil},
 		{&PPDUPConfRemove{Collection: "web", PPDUPID: "ds1"}, nil},

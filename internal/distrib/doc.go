@@ -63,6 +63,37 @@
 // returning old master does the same from the start. Both timers are
 // configurable (trawl distributor --check-master, --ping-master).
 //
+// # Split network: two masters, no fencing token
+//
+// There is no epoch or fencing token: the name server's session_factory
+// binding is the only authority, and a master learns it was replaced only
+// from its CheckMaster resolve. What a split does:
+//
+//   - Backup cut from the master, both reach the name server: after
+//     PingFailures failed pings (15 s by default) the backup rebinds
+//     session_factory and is master; the old master sees the binding is
+//     not its own at its next CheckMaster (5 s) and becomes a backup. For
+//     up to CheckMaster two distributors act as master.
+//   - Master cut from the name server: its resolve fails with a transport
+//     error, which it does not count ("cannot check the master status"),
+//     so it stays master for the whole split while a backup that reaches
+//     the name server takes over: two masters for as long as the split
+//     lasts. A master does not step down when it cannot reach the name
+//     server (a lease) — the gap.
+//
+// Why two masters lose and duplicate nothing: a master only places
+// sessions (create/recreate on the least loaded dispatcher node); session
+// ids carry the master's node_id and incarnation, so two masters' ids never
+// meet; clients resolve the master through the name server at each dial,
+// so new sessions go to the bound one; an operation goes to the indexer of
+// Partition(URI, N), which does not depend on the master; and the index
+// applies an operation only if its version (the feeder's outbox sequence
+// number) is newer. The per-operation version is the fence that matters
+// for "every document fed once": a resend through another master's session
+// is a no-op. What two masters cost is placement (load is counted per
+// master, so the spread can be uneven) and a client that keeps a session
+// on the stale master until its next failure.
+//
 // # dispatcher_node (3.5.4)
 //
 // create, create_session and recreate check, in this order: the

@@ -193,6 +193,21 @@
 //     and every transfer overwrites its destination, so a re-run never
 //     reads a partial file and never yields a wrong output; it only costs
 //     the time of the work done before.
+//   - Split network, no fencing token: there is no master election (one
+//     master process per build, started by the operator), so a split cannot
+//     make a standby promote itself. A worker cut from the master kills the
+//     tasks of that connection when the connection closes, and the master
+//     gives the worker up after the heartbeat timeout and runs its targets
+//     elsewhere; a half-open connection (no FIN, no RST) keeps the
+//     worker's tasks running until the master's connection is closed.
+//     Two masters exist only if an operator starts a second one for the
+//     same build: a worker accepts every allowed master connection and
+//     nothing tells their builds apart (no build id or epoch on cd), so
+//     both would write the same working directory. Outputs are written
+//     under a temporary name and renamed, so no reader sees a partial
+//     file, but the two masters' remove-files and transfers can undo each
+//     other's work — the gap; the fence would be a build id (or an epoch)
+//     sent with cd that the worker pins per directory, refusing another.
 //
 // # Build files
 //

@@ -94,4 +94,85 @@
 // duplicate server catches up as the promoted one's replica
 // (Server.FailoverReplica). Listeners take an allow-list of peer addresses
 // (Server.Allow). See docs/decisions/dupserver.md.
+//
+// # Fencing
+//
+// The failure: the duplicate server and its failover replica are cut apart
+// while both stay up. Node schedulers that lose the duplicate server (or
+// are refused by it) fail over to the replica, which promotes itself once
+// it has not heard from the duplicate server for PromoteAfter. Without a
+// fence both sides would then accept changes: the duplicate server answers
+// from its own store when its replica is gone, so one checksum could get
+// an owner on each side, and whichever store was kept afterwards would
+// lose the other side's owners. Cases: (1) every node scheduler reaches
+// both sides; (2) some reach only the duplicate server; (3) some reach
+// only the replica; (4) the link heals while both still run; (5) either
+// side restarts during the split.
+//
+// The rule: a change is answered only by the side that holds the pair's
+// newest epoch AND knows that it is the only one able to answer.
+//
+//   - Epoch. Each store keeps a fencing record (Store.Fence: epoch,
+//     PromotablePeer, Deposed; Pebble key 'e' = uvarint(epoch) flags(1),
+//     written with fsync). A replica with a failover listener starts at
+//     epoch 1 (Failover). A promotion writes epoch+1 before the promoted
+//     server admits its first node scheduler.
+//   - Handshake. MS-FSCMT has no field for it: the epoch travels as
+//     PKT_EPOCH ("ep", the key the spec gives CMD_UM_CONF_SET) in a
+//     PPDUP_KEEPALIVE, a trawl extension (cmt.PPDUPKeepalive.Epoch) sent
+//     only when not zero, so a peer that does not use it sees the spec's
+//     messages and skips the key if it ever gets one. The failover replica
+//     sends its epoch when its duplicate server connects; the duplicate
+//     server sends its epoch first on every replica link (its barrier
+//     keep-alives carry it).
+//   - Synchronous answers. A duplicate server that heard a replica's epoch
+//     records PromotablePeer and from then on answers no change its replica
+//     has not acknowledged: an ADD of a checksum that already has an owner
+//     is forwarded too (the owner may be a change not yet acknowledged);
+//     with the replica gone (link closed, timeout, error) it closes every
+//     node scheduler connection without answering and refuses new ones; a
+//     full replica window closes the sender's connection. The node
+//     schedulers keep what was not answered (internal/nodesched: the
+//     driver's pending operations and, across a restart, the store's dsop
+//     records) and send it again on their next link, which a refused link
+//     moves to the failover address. So in cases (1) and (2) nothing is
+//     answered by the cut-off duplicate server, and in (3) only the
+//     replica, once promoted, answers. The promoted replica answers alone
+//     (its replica, the old primary, is not promotable): that is the one
+//     side that may.
+//   - Why this is enough: the replica acknowledges only before its
+//     promotion (it admits a node scheduler only when no duplicate server
+//     is connected, and refuses the old one afterwards), so every change
+//     the old duplicate server ever answered is in the promoted store, and
+//     nothing the old one did after the promotion was answered. The node
+//     schedulers therefore need no epoch of their own: they never hear an
+//     answer from a stale side. (They do not record epochs; a duplicate
+//     server outside a fenced pair, or one that never heard its replica's
+//     epoch, behaves as before.)
+//   - Deposing, case (4). The promoted server answers the old duplicate
+//     server's dial on its replica listener with its epoch and closes the
+//     link once answered. The old server, with PromotablePeer and a lower
+//     epoch, writes Deposed and refuses every node scheduler for good (also
+//     after a restart) until it is restarted with --replica-mode.
+//   - Converging. A deposed (or killed) primary restarted as the promoted
+//     server's replica hears the higher epoch on the link, removes its
+//     dirty mappings (changes its own replica never acknowledged; in a
+//     fenced pair none of them was answered, and their node schedulers
+//     sent them to the winner) and takes the epoch; the winner, which
+//     marked every mapping dirty at its promotion, then sends it the whole
+//     store (the resynchronisation above). Both stores end equal, and no
+//     answered owner is lost.
+//   - Case (5): the fencing record is on disk, so a duplicate server
+//     restarted during the split is still synchronous (or deposed), and a
+//     restarted promoted replica keeps its epoch.
+//
+// What the fence does not cover: a duplicate server that never connected
+// to its replica since its store was created answers alone until it does
+// (it does not know the replica can be promoted); while the pair is cut,
+// node schedulers that reach only the old duplicate server wait (no
+// answers) until the split heals or they reach the replica: availability
+// is given up for consistency. Turning a deposed server into a replica is
+// an operator's restart, not automatic. Tested by the traces
+// fence-ds.trace, fence-replica.trace and failover-promotion.trace, and by
+// internal/multinode/clustertest TestSplitDupserver.
 package dupserver

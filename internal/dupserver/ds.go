@@ -116,6 +116,8 @@ type DS struct {
 	lastKA time.Time
 
 	syncing bool // a replica connected and is being resynchronised
+
+	fence Fence // fence.go
 }
 
 // maxMissedKeepAlives is how many keep-alive periods in a row a peer may
@@ -157,6 +159,13 @@ func NewDS(cfg DSConfig, st Store) (*DS, error) {
 	for i := range recs {
 		d.colls[recs[i].Name] = &recs[i]
 	}
+	if d.fence, err = st.Fence(); err != nil {
+		return nil, err
+	}
+	if d.fence.Deposed {
+		d.Pending.Log(slog.LevelError, "dupserver: DEPOSED: a replica was promoted at a higher epoch; node schedulers are refused "+
+			"until this server is restarted with --replica-mode", "epoch", d.fence.Epoch)
+	}
 	tombs, err := st.Tombstones()
 	if err != nil {
 		return nil, err
@@ -164,7 +173,7 @@ func NewDS(cfg DSConfig, st Store) (*DS, error) {
 	for _, t := range tombs {
 		d.tombs[t] = 0
 	}
-	if cfg.ReplicaAddr != "" {
+	if cfg.ReplicaAddr != "" && !d.fence.Deposed {
 		d.link = loop.Redial[cmt.Message]{Tag: TagReplica, Addr: cfg.ReplicaAddr, Name: "dupserver: replica"}
 		d.link.Start(&d.Pending)
 	}
@@ -259,6 +268,12 @@ func (d *DS) dbName(coll string) string {
 
 // connect reports a new node scheduler connection.
 func (d *DS) connect(p PeerID, now time.Time) {
+	if d.refuseNS() {
+		d.Pending.Log(slog.LevelWarn, "dupserver: node scheduler refused: the replica cannot acknowledge changes (fenced pair)",
+			"peer", p, "deposed", d.fence.Deposed, "epoch", d.fence.Epoch)
+		d.Pending.CloseConn(p, "fenced: no replica")
+		return
+	}
 	d.peers[p] = &nsPeer{colls: map[string]struct{}{}}
 	d.Pending.Log(slog.LevelInfo, "dupserver: node scheduler connected", "peer", p)
 }
@@ -277,6 +292,9 @@ func (d *DS) connectReplica(p PeerID, now time.Time) {
 	}
 	d.replica, d.replicaKA = p, 0
 	d.syncing = true
+	if d.fence.Epoch > 0 {
+		d.barrier() // carries the epoch
+	}
 	d.Pending.Log(slog.LevelInfo, "dupserver: replica connected, resynchronising", "peer", p, "tombstones", len(d.tombs))
 	names := make([]string, 0, len(d.tombs))
 	for n := range d.tombs {
@@ -603,6 +621,17 @@ func (d *DS) processAdd(p PeerID, m *cmt.PPDUPAdd, now time.Time) {
 	if ok {
 		// The checksum has an owner: the add succeeds only for the owner
 		// itself (OwnerURI == URI); anyone else learns the owner.
+		if d.syncOnly() {
+			// Fenced pair: the owner is told only once the replica is
+			// known to have it (it may be a change not yet acknowledged).
+			if !d.canForward() {
+				d.dropNS(p, "fenced: replica window full")
+				return
+			}
+			d.forward(&op{kind: opAdd, key: k, origin: p, add: *m, owner: o}, &cmt.PPDUPAdd{Collection: m.Collection, NodeID: o.NodeID,
+				URI: o.URI, Checksum: m.Checksum, PPDUPID: d.cfg.NodeID, DBName: d.dbName(m.Collection)}, now)
+			return
+		}
 		d.addOK(p, m, o.URI)
 		return
 	}
@@ -615,6 +644,10 @@ func (d *DS) processAdd(p PeerID, m *cmt.PPDUPAdd, now time.Time) {
 		fwd := *m
 		fwd.PPDUPID, fwd.DBName = d.cfg.NodeID, d.dbName(m.Collection)
 		d.forward(&op{kind: opAdd, key: k, origin: p, add: *m, owner: o}, &fwd, now)
+		return
+	}
+	if d.syncOnly() {
+		d.dropNS(p, "fenced: replica window full")
 		return
 	}
 	if d.replica != 0 {
@@ -650,6 +683,10 @@ func (d *DS) processRemove(p PeerID, m *cmt.PPDUPRemove, now time.Time) {
 		fwd := *m
 		fwd.PPDUPID, fwd.DBName = d.cfg.NodeID, d.dbName(m.Collection)
 		d.forward(&op{kind: opRemove, key: k, origin: p, remove: *m}, &fwd, now)
+		return
+	}
+	if d.syncOnly() {
+		d.dropNS(p, "fenced: replica window full")
 		return
 	}
 	if d.replica != 0 {

@@ -20,7 +20,7 @@ func (d *DS) barrier() {
 		return
 	}
 	d.replicaKA++
-	d.kaSeqs = append(d.kaSeqs, d.toReplica(&cmt.PPDUPKeepalive{}))
+	d.kaSeqs = append(d.kaSeqs, d.toReplica(epochKeepalive(d.fence.Epoch)))
 }
 
 // confirm records that the replica processed every message up to seq.
@@ -66,6 +66,7 @@ func (d *DS) fromReplica(m cmt.Message, now time.Time) {
 		}
 	case *cmt.PPDUPKeepalive:
 		d.send(d.replica, &cmt.PPDUPKeepaliveAck{}, cmt.PriorityNormal)
+		d.replicaEpoch(uint64(m.Epoch), now)
 	case *cmt.PPDUPKeepaliveAck:
 		if d.replicaKA > 0 {
 			d.replicaKA--
@@ -120,12 +121,23 @@ func (d *DS) failReplica(reason string, closeIt bool, now time.Time) {
 	if d.replica == 0 {
 		return
 	}
-	d.Pending.Log(slog.LevelWarn, "dupserver: replica lost; answering from the local store until it is back", "peer", d.replica,
-		"reason", reason, "pending", len(d.inflight), "held", d.nheld)
+	if !d.syncOnly() {
+		d.Pending.Log(slog.LevelWarn, "dupserver: replica lost; answering from the local store until it is back", "peer", d.replica,
+			"reason", reason, "pending", len(d.inflight), "held", d.nheld)
+	}
 	if closeIt {
 		d.Pending.CloseConn(d.replica, "replica lost: "+reason)
 	}
 	d.replica, d.replicaKA, d.kaSeqs, d.sentOps, d.cfgNormal = 0, 0, nil, nil, false
+	if d.syncOnly() {
+		// Fenced pair: nothing is answered without the replica; the node
+		// schedulers send their operations again on their next link.
+		d.Pending.Log(slog.LevelWarn, "dupserver: replica lost; fenced pair: node schedulers are refused until it is back, their unanswered operations dropped",
+			"reason", reason, "dropped_pending", len(d.inflight), "dropped_held", d.nheld)
+		d.dropAllNS("fenced: replica lost")
+		d.markBacklog()
+		return
+	}
 	ops := make([]*op, 0, len(d.inflight))
 	for _, o := range d.inflight {
 		ops = append(ops, o)

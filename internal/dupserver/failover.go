@@ -41,7 +41,9 @@ type FailoverConfig struct {
 //   - After it: node schedulers are admitted on either listener, except
 //     that a connection on the replica listener is the old duplicate server
 //     coming back as one: it is refused, since it must come back as this
-//     server's replica.
+//     server's replica. It is first sent the new epoch (a PPDUP_KEEPALIVE
+//     with PKT_EPOCH, package comment "Fencing") and closed when it
+//     answers, so that it learns it was deposed.
 type Failover struct {
 	loop.Base[cmt.Message]
 	cfg     FailoverConfig
@@ -52,6 +54,10 @@ type Failover struct {
 	dsPeers   map[PeerID]bool // connections of the duplicate server (replica listener)
 	downSince time.Time       // since when no duplicate server is connected
 	refused   map[PeerID]bool // connections closed at once: their events are ignored
+	// deposing: old duplicate servers sent the new epoch; their
+	// connection is closed once they answer it (a close at once could
+	// drop the message unsent).
+	deposing map[PeerID]bool
 }
 
 // NewFailover returns a replica machine over st that can be promoted.
@@ -59,8 +65,27 @@ func NewFailover(cfg FailoverConfig, st Store) *Failover {
 	if cfg.PromoteAfter <= 0 {
 		cfg.PromoteAfter = DefaultPromoteAfter
 	}
-	return &Failover{cfg: cfg, st: st, replica: NewReplica(cfg.Replica, st), dsPeers: map[PeerID]bool{},
-		downSince: cfg.Start, refused: map[PeerID]bool{}}
+	f := &Failover{cfg: cfg, st: st, replica: NewReplica(cfg.Replica, st), dsPeers: map[PeerID]bool{},
+		downSince: cfg.Start, refused: map[PeerID]bool{}, deposing: map[PeerID]bool{}}
+	if f.replica.fence.Epoch == 0 {
+		// The first primary of a failover pair has epoch 1.
+		fe := Fence{Epoch: 1}
+		if err := st.SetFence(fe); err != nil {
+			f.Pending.Log(slog.LevelError, "dupserver: checksum store: writing the fence", "err", err)
+		} else {
+			f.replica.fence = fe
+		}
+	}
+	return f
+}
+
+// Epoch returns the epoch of the store: the promoted server's after the
+// promotion.
+func (f *Failover) Epoch() uint64 {
+	if f.ds != nil {
+		return f.ds.fence.Epoch
+	}
+	return f.replica.fence.Epoch
 }
 
 // Promoted reports whether the replica became a duplicate server.
@@ -79,16 +104,23 @@ func (f *Failover) Step(ev loop.Event[cmt.Message]) {
 	case loop.Connected:
 		if ev.Tag != TagReplica && !f.admit(ev) {
 			f.refused[ev.Peer] = true
-			f.Pending.CloseConn(ev.Peer, "refused")
+			if !f.deposing[ev.Peer] {
+				f.Pending.CloseConn(ev.Peer, "refused")
+			}
 			return
 		}
 	case loop.Received:
 		if f.refused[ev.Peer] {
+			if _, ack := ev.Msg.(*cmt.PPDUPKeepaliveAck); ack && f.deposing[ev.Peer] {
+				delete(f.deposing, ev.Peer)
+				f.Pending.CloseConn(ev.Peer, "refused: deposed at a lower epoch")
+			}
 			return
 		}
 	case loop.Closed:
 		if f.refused[ev.Peer] {
 			delete(f.refused, ev.Peer)
+			delete(f.deposing, ev.Peer)
 			return
 		}
 		if f.dsPeers[ev.Peer] {
@@ -104,6 +136,11 @@ func (f *Failover) Step(ev loop.Event[cmt.Message]) {
 	m.Step(ev)
 	f.Pending.Append(m.Ready())
 	m.Advance()
+	if ev.Kind == loop.Connected && f.dsPeers[ev.Peer] && f.ds == nil && f.replica.fence.Epoch > 0 {
+		// Tell the duplicate server that this replica can be promoted
+		// (fence.go): from now on it answers only what this replica has.
+		f.Pending.Send(ev.Peer, epochKeepalive(f.replica.fence.Epoch), int(cmt.PriorityNormal))
+	}
 }
 
 // admit decides about a new connection and promotes the replica when a
@@ -112,7 +149,11 @@ func (f *Failover) admit(ev loop.Event[cmt.Message]) bool {
 	now := ev.Now
 	if f.ds != nil {
 		if ev.Tag != TagFailover {
-			f.Pending.Log(slog.LevelWarn, "dupserver: promoted replica refuses a connection on the replica listener; restart the old duplicate server with --replica-mode to make it this server's replica", "peer", ev.Peer)
+			f.Pending.Log(slog.LevelWarn, "dupserver: promoted replica refuses a connection on the replica listener; restart the old duplicate server with --replica-mode to make it this server's replica", "peer", ev.Peer, "epoch", f.ds.fence.Epoch)
+			// The old duplicate server learns the new epoch and stops
+			// accepting node schedulers (fence.go).
+			f.Pending.Send(ev.Peer, epochKeepalive(f.ds.fence.Epoch), int(cmt.PriorityNormal))
+			f.deposing[ev.Peer] = true
 			return false
 		}
 		return true
@@ -130,6 +171,14 @@ func (f *Failover) admit(ev loop.Event[cmt.Message]) bool {
 			"peer", ev.Peer, "gone", gone.Round(time.Millisecond).String(), "promote_after", f.cfg.PromoteAfter.String())
 		return false
 	}
+	// The new epoch is on disk before the first change is accepted: a
+	// restart never promotes twice with the same epoch.
+	epoch := f.replica.fence.Epoch + 1
+	if err := f.st.SetFence(Fence{Epoch: epoch}); err != nil {
+		f.Pending.Log(slog.LevelError, "dupserver replica: promotion failed: writing the new epoch", "err", err)
+		return false
+	}
+	f.replica.fence = Fence{Epoch: epoch}
 	dsCfg := f.cfg.DS
 	if dsCfg.ReplicaAddr != "" {
 		dsCfg.Replica = true
@@ -154,7 +203,7 @@ func (f *Failover) admit(ev loop.Event[cmt.Message]) bool {
 	}
 	f.ds = ds
 	f.Pending.Log(slog.LevelWarn, "dupserver replica: PROMOTED to duplicate server: a node scheduler failed over to it", "peer", ev.Peer,
-		"duplicate_server_gone", now.Sub(f.downSince).Round(time.Millisecond).String(), "new_replica", dsCfg.ReplicaAddr)
+		"duplicate_server_gone", now.Sub(f.downSince).Round(time.Millisecond).String(), "new_replica", dsCfg.ReplicaAddr, "epoch", epoch)
 	return true
 }
 

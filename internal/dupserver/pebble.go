@@ -22,6 +22,7 @@ const (
 	kindDirty     = 'd'
 	kindColl      = 'c'
 	kindTombstone = 't'
+	kindFence     = 'e'
 )
 
 // PebbleOptions configure OpenPebble. The zero value is usable.
@@ -381,4 +382,45 @@ func (s *PebbleStore) Tombstones() ([]string, error) {
 		return nil, errorf("tombstones: %w", err)
 	}
 	return out, nil
+}
+
+// Fence reads the fencing record: key 'e', value uvarint(epoch) flags(1)
+// (bit 0 PromotablePeer, bit 1 Deposed).
+func (s *PebbleStore) Fence() (Fence, error) {
+	if err := s.check(); err != nil {
+		return Fence{}, err
+	}
+	v, closer, err := s.db.Get([]byte{kindFence})
+	if errors.Is(err, pebble.ErrNotFound) {
+		return Fence{}, nil
+	}
+	if err != nil {
+		return Fence{}, errorf("fence: %w", err)
+	}
+	defer closer.Close()
+	e, n := binary.Uvarint(v)
+	if n <= 0 || len(v) != n+1 {
+		return Fence{}, errorf("fence: malformed record")
+	}
+	return Fence{Epoch: e, PromotablePeer: v[n]&1 != 0, Deposed: v[n]&2 != 0}, nil
+}
+
+// SetFence writes the fencing record with fsync: an epoch is never
+// reused after a machine crash.
+func (s *PebbleStore) SetFence(f Fence) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	v := binary.AppendUvarint(nil, f.Epoch)
+	var flags byte
+	if f.PromotablePeer {
+		flags |= 1
+	}
+	if f.Deposed {
+		flags |= 2
+	}
+	if err := s.db.Set([]byte{kindFence}, append(v, flags), pebble.Sync); err != nil {
+		return errorf("fence: %w", err)
+	}
+	return nil
 }

@@ -27,6 +27,7 @@ type Replica struct {
 	peers map[PeerID]int // connected duplicate servers -> unanswered keep-alives
 
 	lastKA time.Time
+	fence  Fence // fence.go
 }
 
 // NewReplica returns a replica machine over st.
@@ -34,7 +35,12 @@ func NewReplica(cfg ReplicaConfig, st Store) *Replica {
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = DefaultKeepAlive
 	}
-	return &Replica{cfg: cfg, st: st, peers: map[PeerID]int{}}
+	r := &Replica{cfg: cfg, st: st, peers: map[PeerID]int{}}
+	var err error
+	if r.fence, err = st.Fence(); err != nil {
+		r.Pending.Log(slog.LevelError, "dupserver: checksum store: reading the fence", "err", err)
+	}
+	return r
 }
 
 // Step applies one event (loop.Machine): every connection is a duplicate
@@ -158,7 +164,9 @@ func (r *Replica) receive(p PeerID, m cmt.Message, now time.Time) {
 	case *cmt.PPDUPKeepalive:
 		// Not specified for a replica; it answers as a duplicate server
 		// does (3.3.5.6), and the duplicate server uses the answer as an
-		// in-order barrier.
+		// in-order barrier. Its PKT_EPOCH (fence.go) comes before any
+		// change it forwards after it.
+		r.adoptEpoch(uint64(m.Epoch))
 		r.send(p, &cmt.PPDUPKeepaliveAck{})
 	case *cmt.PPDUPKeepaliveAck:
 		r.peers[p] = 0

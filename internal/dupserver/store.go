@@ -83,6 +83,29 @@ type Store interface {
 	PutTombstone(name string) error
 	DeleteTombstone(name string) error
 	Tombstones() ([]string, error)
+
+	// Fence returns the fencing record (the zero Fence if none was
+	// written); SetFence replaces it, durably before it returns (package
+	// comment, "Fencing").
+	Fence() (Fence, error)
+	SetFence(f Fence) error
+}
+
+// Fence is the fencing record of a duplicate server or replica store
+// (package comment, "Fencing").
+type Fence struct {
+	// Epoch is the term of the primary this store belongs to: 0 outside a
+	// failover pair, 1 for the first primary of a pair, one more at every
+	// promotion.
+	Epoch uint64
+	// PromotablePeer (a duplicate server's store): its replica can be
+	// promoted, so the duplicate server never answers a change its
+	// replica has not acknowledged.
+	PromotablePeer bool
+	// Deposed (a duplicate server's store): the replica was promoted at a
+	// higher epoch; this server accepts nothing until it is restarted as
+	// a replica.
+	Deposed bool
 }
 
 // ErrStoreClosed is returned by a closed store.
@@ -107,6 +130,7 @@ type MemStore struct {
 	dirty      map[Key]struct{}
 	colls      map[string]CollectionRecord
 	tombstones map[string]struct{}
+	fence      Fence
 	// FailWrites, when set, makes every write fail with it (tests of the
 	// error paths).
 	FailWrites error
@@ -270,6 +294,22 @@ func (s *MemStore) Tombstones() ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+func (s *MemStore) Fence() (Fence, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fence, nil
+}
+
+func (s *MemStore) SetFence(f Fence) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.FailWrites != nil {
+		return s.FailWrites
+	}
+	s.fence = f
+	return nil
 }
 
 // Dirty returns the number of dirty keys (tests).

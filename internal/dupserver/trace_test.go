@@ -88,6 +88,10 @@ func (h *traceHarness) New(t *testing.T, d *datadriven.TestData) loop.Machine[cm
 		d.ScanArgs(t, key, &s)
 		return s
 	}
+	if d.HasArg("epoch") {
+		// The store's fencing record before the machine is built.
+		h.st.SetFence(Fence{Epoch: uint64(num("epoch")), PromotablePeer: d.HasArg("promotable-peer"), Deposed: d.HasArg("deposed")})
+	}
 	cfg := DSConfig{NodeID: "ds-1", DBDir: "/data/ds", Replica: d.HasArg("replica") || d.HasArg("replica-addr"),
 		ReplicaAddr: str("replica-addr"), KeepAlive: dur("keepalive"), ReplicaTimeout: dur("replica-timeout"),
 		Window: num("window"), MaxQueued: num("max-queued")}
@@ -185,7 +189,8 @@ func (h *traceHarness) parse(line string) (cmt.Message, error) {
 	case "conf-remove2":
 		return &cmt.PPDUPConfRemove2{Collection: kv["coll"]}, nil
 	case "keepalive":
-		return &cmt.PPDUPKeepalive{}, nil
+		ep, _ := strconv.ParseInt(kv["ep"], 10, 64)
+		return &cmt.PPDUPKeepalive{Epoch: ep}, nil
 	case "keepalive-ack":
 		return &cmt.PPDUPKeepaliveAck{}, nil
 	case "error":
@@ -234,6 +239,9 @@ func (h *traceHarness) Inspect(t *testing.T, d *datadriven.TestData, m loop.Mach
 		tombs, _ := h.st.Tombstones()
 		for _, n := range tombs {
 			fmt.Fprintf(&sb, "tombstone %s\n", n)
+		}
+		if f, _ := h.st.Fence(); f != (Fence{}) {
+			fmt.Fprintf(&sb, "fence epoch=%d promotable-peer=%t deposed=%t\n", f.Epoch, f.PromotablePeer, f.Deposed)
 		}
 		if sb.Len() == 0 {
 			return "empty", true

@@ -112,20 +112,23 @@ func reasked(m cmt.Message) bool {
 // duplicate server and then the failover address of its replica
 // (`trawl node --dupserver A --dupserver-failover A=R`). It dials the
 // address that worked last, and the next ones when that fails; a link that
-// ended less than a second after it was made (the peer refused it) makes
-// the next call start at the following address. local, if not empty, is
-// the source IP address.
+// ended less than a second after it was made (the peer refused it: a
+// replica not yet ready to be promoted, a fenced duplicate server without
+// its replica) makes the next call start at the following address, however
+// long the redial backoff waited. local, if not empty, is the source IP
+// address.
 func FailoverDialer(addrs []string, name, local string, log *slog.Logger) DialFunc {
 	var mu sync.Mutex
 	cur := 0
-	var last time.Time
+	short := false // the last link ended within a second
+	gen := 0       // links made, so that an old link's end is ignored
 	return func(ctx context.Context) (*cmt.Conn, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		if len(addrs) > 1 && !last.IsZero() && time.Since(last) < time.Second {
+		if len(addrs) > 1 && short {
 			cur = (cur + 1) % len(addrs)
 		}
-		last = time.Time{}
+		short = false
 		var firstErr error
 		for i := 0; i < len(addrs); i++ {
 			a := addrs[(cur+i)%len(addrs)]
@@ -140,7 +143,20 @@ func FailoverDialer(addrs []string, name, local string, log *slog.Logger) DialFu
 				log.Warn("nodesched: switched to another address of a peer", "peer", name, "addr", a)
 			}
 			cur = (cur + i) % len(addrs)
-			last = time.Now()
+			gen++
+			if len(addrs) > 1 {
+				g, made := gen, time.Now()
+				go func() {
+					<-c.Done()
+					if time.Since(made) < time.Second {
+						mu.Lock()
+						if g == gen {
+							short = true
+						}
+						mu.Unlock()
+					}
+				}()
+			}
 			return c, nil
 		}
 		return nil, firstErr

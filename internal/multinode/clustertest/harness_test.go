@@ -234,16 +234,18 @@ func freeAddr(t testing.TB) string {
 // ---- the cluster ----
 
 type clusterOpts struct {
-	hosts, pages int
-	nodes        int
-	delay        float64 // per-site delay, seconds
-	dupservers   int     // duplicate servers (the first has a replica when replica is set)
-	replica      bool
-	failover     bool          // the replica has a failover listener, nodes know it
-	keepalive    time.Duration // 0: the default
-	workers      int
-	proxyNode0   bool // node 0 reaches the multinode scheduler through a proxy
-	maxSites     int  // max_sites of the collection (0: the default)
+	hosts, pages   int
+	nodes          int
+	delay          float64 // per-site delay, seconds
+	dupservers     int     // duplicate servers (the first has a replica when replica is set)
+	replica        bool
+	failover       bool          // the replica has a failover listener, nodes know it
+	keepalive      time.Duration // 0: the default
+	workers        int
+	proxyNode0     bool // node 0 reaches the multinode scheduler through a proxy
+	proxyReplica   bool // the first duplicate server reaches its replica through a proxy (replicaProxy)
+	proxyFailover0 bool // node 0 reaches the replica's failover listener through a proxy (failoverProxy)
+	maxSites       int  // max_sites of the collection (0: the default)
 }
 
 type cluster struct {
@@ -269,6 +271,8 @@ type cluster struct {
 	ds                 []*proc
 	replica            *proc
 	replicaAddr        string
+	replicaProxy       *proxy // between the first duplicate server and its replica (proxyReplica)
+	failoverProxy      *proxy // between node 0 and the replica's failover listener (proxyFailover0)
 	replicaFailover    string // where nodes fail over to
 	primaryReplicaAddr string // where the old primary comes back as a replica
 }
@@ -375,7 +379,12 @@ func (c *cluster) start() {
 		addr := freeAddr(c.t)
 		args := []string{"dupserver", "--listen", addr, "--data", filepath.Join(c.dir, "ds"+strconv.Itoa(i)), "--id", "ds" + strconv.Itoa(i)}
 		if i == 0 && c.o.replica {
-			args = append(args, "--replica", c.replicaAddr)
+			to := c.replicaAddr
+			if c.o.proxyReplica {
+				c.replicaProxy = startProxy(c.t, c.replicaAddr)
+				to = c.replicaProxy.addr()
+			}
+			args = append(args, "--replica", to)
 		}
 		p := startProc(c.t, "dupserver ds"+strconv.Itoa(i), append(args, c.kaArgs()...)...)
 		p.waitLine(dsListening, 0, 30*time.Second)
@@ -410,7 +419,14 @@ func (c *cluster) nodeArgs(i int, mns string) []string {
 	for j, a := range c.dsAddrs {
 		args = append(args, "--dupserver", a)
 		if j == 0 && c.o.failover {
-			args = append(args, "--dupserver-failover", a+"="+c.replicaFailover)
+			to := c.replicaFailover
+			if i == 0 && c.o.proxyFailover0 {
+				if c.failoverProxy == nil {
+					c.failoverProxy = startProxy(c.t, c.replicaFailover)
+				}
+				to = c.failoverProxy.addr()
+			}
+			args = append(args, "--dupserver-failover", a+"="+to)
 		}
 	}
 	return append(args, c.kaArgs()...)
@@ -708,6 +724,7 @@ type proxy struct {
 	mu     sync.Mutex
 	conns  []net.Conn
 	n      int
+	cut    bool // connections are refused (closed at once)
 }
 
 func startProxy(t testing.TB, target string) *proxy {
@@ -722,6 +739,13 @@ func startProxy(t testing.TB, target string) *proxy {
 			in, err := ln.Accept()
 			if err != nil {
 				return
+			}
+			p.mu.Lock()
+			cut := p.cut
+			p.mu.Unlock()
+			if cut {
+				in.Close()
+				continue
 			}
 			out, err := net.Dial("tcp", target)
 			if err != nil {
@@ -751,6 +775,17 @@ func (p *proxy) sever() int {
 	n := len(p.conns) / 2
 	p.conns = nil
 	return n
+}
+
+// setCut cuts the link (every connection closed, new ones closed at once:
+// a network that rejects) or heals it.
+func (p *proxy) setCut(cut bool) {
+	p.mu.Lock()
+	p.cut = cut
+	p.mu.Unlock()
+	if cut {
+		p.sever()
+	}
 }
 
 // accepted is how many connections the proxy accepted.
