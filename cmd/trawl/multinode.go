@@ -11,6 +11,7 @@ import (
 	"github.com/trawl/trawl/internal/collstore"
 	"github.com/trawl/trawl/internal/multinode"
 	"github.com/trawl/trawl/internal/multinode/mnsadmin"
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 func init() {
@@ -45,7 +46,12 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 	adminListen := fs.String("admin-listen", "", "address of the HTTP interface: XML-RPC admin API, status page, metrics (default 127.0.0.1:<base-port>; \"off\" disables it)")
 	var adm adminFlags
 	adm.register(fs)
+	tlsf := tlsconf.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	tc, err := loadTLS(env, "multinode", tlsf)
+	if err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -93,6 +99,7 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 	specs = mnsadmin.WithSaved(specs, store, log)
 	srv := &multinode.Server{
 		Listen:        addr,
+		TLS:           tc,
 		Data:          *data,
 		HostsFile:     *hostsFile,
 		DNSServer:     *dnsServer,

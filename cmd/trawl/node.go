@@ -11,6 +11,7 @@ import (
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/nodesched"
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 func init() {
@@ -39,7 +40,12 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 	nameServer := fs.String("nameserver", "", "HOST:PORT of the content distributors' name server: feed the documents through them (MS-FSCDFT)")
 	var adm adminFlags
 	adm.register(fs)
+	tlsf := tlsconf.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	tc, err := loadTLS(env, "node", tlsf)
+	if err != nil {
 		return err
 	}
 	if *id == "" || *mns == "" || fs.NArg() > 0 {
@@ -75,10 +81,10 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	cfg := nodesched.Config{NodeID: *id, Key: key, AdminHost: host, AdminPort: int32(*basePort), DataDir: *data,
-		MNS: nodesched.TCPDialerFrom(*mns, "multinode "+*mns, *sourceIP, log), Workers: *workers, Logger: log,
+		MNS: nodesched.TCPDialerFrom(*mns, "multinode "+*mns, *sourceIP, log, tc), Workers: *workers, Logger: log,
 		SourceIP: *sourceIP, KeepAlive: *keepalive}
 	for _, a := range ds {
-		cfg.DS = append(cfg.DS, nodesched.FailoverDialer(append([]string{a}, backups[a]...), "dupserver", *sourceIP, log))
+		cfg.DS = append(cfg.DS, nodesched.FailoverDialer(append([]string{a}, backups[a]...), "dupserver", *sourceIP, log, tc))
 	}
 	if *nameServer != "" {
 		cl := distribFeeding(*nameServer, log)

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 // Executor runs a worker machine's jobs: child processes, transfers and
@@ -35,6 +37,9 @@ type Executor struct {
 	// CutTransfer, when > 0, makes the first netsource transfer stop after
 	// that many bytes and fail (fault injection for tests).
 	CutTransfer int64
+	// TLS, if set, makes netsink listeners and netsource connections
+	// mutual TLS.
+	TLS *tlsconf.Config
 
 	cut     atomic.Bool
 	mu      sync.Mutex
