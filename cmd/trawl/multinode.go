@@ -11,7 +11,6 @@ import (
 	"github.com/trawl/trawl/internal/collstore"
 	"github.com/trawl/trawl/internal/multinode"
 	"github.com/trawl/trawl/internal/multinode/mnsadmin"
-	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 func init() {
@@ -46,11 +45,10 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 	adminListen := fs.String("admin-listen", "", "address of the HTTP interface: XML-RPC admin API, status page, metrics (default 127.0.0.1:<base-port>; \"off\" disables it)")
 	var adm adminFlags
 	adm.register(fs)
-	tlsf := tlsconf.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	tc, err := loadTLS(env, "multinode", tlsf)
+	tc, err := loadTLS(env, "multinode", adm.tlsFlags)
 	if err != nil {
 		return err
 	}
@@ -67,7 +65,7 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl multinode: %v\n", err)
 		return errUsage
 	}
-	adm.level = level
+	adm.level, adm.tls = level, tc
 	addr := *listen
 	if addr == "" {
 		if *basePort < 0 || *basePort > 65534 {
@@ -117,7 +115,7 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 		defer cancel()
 		opts := adm.options(log)
 		opts.Configs, opts.Store = configs, store
-		b := mnsadmin.New(&mnsadmin.Engine{MNS: srv}, mnsadmin.Configs(specs), opts)
+		b := mnsadmin.New(&mnsadmin.Engine{MNS: srv, NodeClient: nodeAdminClient(tc)}, mnsadmin.Configs(specs), opts)
 		h := newAdminHTTP(b, adm, nil)
 		errc := make(chan error, 1)
 		go func() { errc <- serveAdmin(ctx, env, "multinode", addr, h, nil) }()

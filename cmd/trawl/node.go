@@ -11,7 +11,6 @@ import (
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/nodesched"
-	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 func init() {
@@ -40,11 +39,10 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 	nameServer := fs.String("nameserver", "", "HOST:PORT of the content distributors' name server: feed the documents through them (MS-FSCDFT)")
 	var adm adminFlags
 	adm.register(fs)
-	tlsf := tlsconf.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	tc, err := loadTLS(env, "node", tlsf)
+	tc, err := loadTLS(env, "node", adm.tlsFlags)
 	if err != nil {
 		return err
 	}
@@ -61,7 +59,7 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl node: %v\n", err)
 		return errUsage
 	}
-	adm.level = level
+	adm.level, adm.tls = level, tc
 	host, _ := os.Hostname()
 	if *sourceIP != "" && net.ParseIP(*sourceIP) == nil {
 		fmt.Fprintf(env.stderr, "trawl node: bad --source-ip %q\n", *sourceIP)
@@ -87,7 +85,7 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 		cfg.DS = append(cfg.DS, nodesched.FailoverDialer(append([]string{a}, backups[a]...), "dupserver", *sourceIP, log, tc))
 	}
 	if *nameServer != "" {
-		cl := distribFeeding(*nameServer, log)
+		cl := distribFeedingTLS(*nameServer, log, tc)
 		defer cl.Close()
 		cfg.Feed = &nodesched.FeedConfig{Dial: cl.Dial, Feeder: feed.FeederOptions{Logger: log.With("role", "feeder")}}
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/trawl/trawl/internal/admin"
+
 	"github.com/trawl/trawl/internal/tlsconf"
 )
 
@@ -15,4 +17,16 @@ func loadTLS(env *cmdEnv, cmd string, f *tlsconf.Flags) (*tlsconf.Config, error)
 		return nil, errUsage
 	}
 	return tc, nil
+}
+
+// nodeAdminClient is how the multinode scheduler reaches the node
+// schedulers' HTTP interfaces: with mutual TLS over https when tc is set
+// (nil: mnsadmin's default, plain http).
+func nodeAdminClient(tc *tlsconf.Config) func(hp admin.HostPort) *admin.Client {
+	if tc == nil {
+		return nil
+	}
+	return func(hp admin.HostPort) *admin.Client {
+		return admin.NewClient("https://"+hp.String()+admin.Path, tc.HTTPClient(hp.String(), 0))
+	}
 }

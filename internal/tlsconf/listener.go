@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
@@ -114,4 +115,15 @@ func (l *listener) Accept() (net.Conn, error) {
 func (l *listener) Close() error {
 	l.once.Do(func() { close(l.done) })
 	return l.Listener.Close()
+}
+
+// LogRefused returns a refused callback for Listener that logs a warning
+// naming role ("indexer") on log (nil: nothing).
+func LogRefused(log *slog.Logger, role string) func(net.Addr, error) {
+	if log == nil {
+		return nil
+	}
+	return func(remote net.Addr, err error) {
+		log.Warn(role+": connection without a valid TLS client certificate refused", "remote", remote.String(), "err", err)
+	}
 }

@@ -24,7 +24,9 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
+	"time"
 )
 
 // Flags holds the values of the TLS flags of one command.
@@ -170,4 +172,22 @@ func (c *Config) Handshake(ctx context.Context, nc net.Conn, addr string) (net.C
 		return nil, fmt.Errorf("tlsconf: handshake with %s: %w", addr, err)
 	}
 	return tc, nil
+}
+
+// HTTPClient returns an HTTP client that presents the certificate to the
+// server at addr (HOST:PORT) and checks the server's; timeout bounds each
+// request (0: none). A nil Config returns a plain client.
+func (c *Config) HTTPClient(addr string, timeout time.Duration) *http.Client {
+	if c == nil {
+		return &http.Client{Timeout: timeout}
+	}
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: c.Client(addr), ForceAttemptHTTP2: true}}
+}
+
+// Scheme is "https" with a Config, "http" without.
+func (c *Config) Scheme() string {
+	if c == nil {
+		return "http"
+	}
+	return "https"
 }
