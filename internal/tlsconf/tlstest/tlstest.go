@@ -160,3 +160,29 @@ func Probe(ctx context.Context, addr string, cfg *tls.Config) error {
 	}
 	return err
 }
+
+// ProbePlain connects to addr over plain TCP, sends an MS-FSCMT-like line
+// and an HTTP request line, and reports whether the server kept the
+// connection open for 500 ms (nil) or closed it (the error).
+func ProbePlain(ctx context.Context, addr string) error {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	if _, err := nc.Write([]byte("GET / HTTP/1.0\r\n\r\n")); err != nil {
+		return err
+	}
+	_ = nc.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	var b [512]byte
+	for {
+		_, err = nc.Read(b[:])
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
