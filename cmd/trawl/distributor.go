@@ -105,15 +105,20 @@ func runDistributors(ctx context.Context, env *cmdEnv, args []string) error {
 	ns := fs.String("nameserver", "", "HOST:PORT of the name server")
 	registry := fs.String("registry", "", "etcd://HOST:PORT[,HOST:PORT...]: etcd as the registry")
 	asJSON := fs.Bool("json", false, "print JSON")
+	tlsf := tlsconf.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	reg, closeReg, err := openRegistry(env, "distributors", *ns, *registry)
+	tc, err := loadTLS(env, "distributors", tlsf)
+	if err != nil {
+		return err
+	}
+	reg, closeReg, err := openRegistryTLS(env, "distributors", *ns, *registry, tc)
 	if err != nil {
 		return err
 	}
 	defer closeReg()
-	cl := &wire.Client{Timeout: 5 * time.Second}
+	cl := &wire.Client{Timeout: 5 * time.Second, Dialer: tc.Dialer(nil)}
 	defer cl.Close()
 	s, err := distrib.Take(ctx, reg, cl)
 	if err != nil {

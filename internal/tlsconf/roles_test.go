@@ -136,7 +136,9 @@ var roles = []role{
 	}},
 	{"HTTP interface", func(t *testing.T, cfg *tlsconf.Config, _ string) string {
 		ln := loopback(t)
-		run(t, func(ctx context.Context) error { return admin.Serve(ctx, cfg.Listener(ln, nil), http.NotFoundHandler()) })
+		run(t, func(ctx context.Context) error {
+			return admin.Serve(ctx, cfg.Listener(ln, nil), http.NotFoundHandler())
+		})
 		return ln.Addr().String()
 	}},
 }
