@@ -225,7 +225,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	go func() {
 		select {
 		case a := <-e.httpAddr:
-			fmt.Fprint(env.stderr, admin.ListenMessage("run", a.String()))
+			fmt.Fprint(env.stderr, listenMessage("run", a.String(), o.adm.tls))
 		case <-ctx.Done():
 		}
 	}()

@@ -152,7 +152,7 @@ func serveAdmin(ctx context.Context, env *cmdEnv, cmd, addr string, h *adminHTTP
 	ln = h.tls.Listener(ln, nil)
 	mux := http.NewServeMux()
 	h.Mount(mux)
-	fmt.Fprint(env.stderr, admin.ListenMessage(cmd, ln.Addr().String()))
+	fmt.Fprint(env.stderr, listenMessage(cmd, ln.Addr().String(), h.tls))
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/trawl/trawl/internal/admin"
 
@@ -29,4 +30,14 @@ func nodeAdminClient(tc *tlsconf.Config) func(hp admin.HostPort) *admin.Client {
 	return func(hp admin.HostPort) *admin.Client {
 		return admin.NewClient("https://"+hp.String()+admin.Path, tc.HTTPClient(hp.String(), 0))
 	}
+}
+
+// listenMessage is admin.ListenMessage with https URLs when the HTTP
+// interface runs mutual TLS.
+func listenMessage(cmd, addr string, tc *tlsconf.Config) string {
+	msg := admin.ListenMessage(cmd, addr)
+	if tc != nil {
+		msg = strings.ReplaceAll(msg, "http://", "https://")
+	}
+	return msg
 }

@@ -10,14 +10,14 @@ import (
 	"github.com/trawl/trawl/internal/tlsconf/tlstest"
 )
 
-// TestClusterTLS is TestCluster with mutual TLS on every link (one test CA,
-// every process with --tls-cert, --tls-key, --tls-ca): the crawl and its
-// checks pass unchanged. Then, with the processes still up, a peer without
+// TestClusterTLS is TestCluster (the same farm, processes and checks) with
+// mutual TLS on every link (one test CA, every process with --tls-cert,
+// --tls-key, --tls-ca): the crawl and its checks pass unchanged. Then, with the processes still up, a peer without
 // a certificate, and one with a certificate of another authority, are
 // refused by the multinode scheduler, the duplicate servers and the
 // replica, while one with a certificate of the CA is served.
 func TestClusterTLS(t *testing.T) {
-	c := newCluster(t, clusterOpts{hosts: farmHosts / 2, pages: farmPages, nodes: 2, dupservers: 1, replica: true, tls: true})
+	c := newCluster(t, clusterOpts{hosts: farmHosts, pages: farmPages, nodes: 3, dupservers: 2, replica: true, tls: true})
 	c.start()
 	start := time.Now()
 	c.waitComplete(100*time.Second, 2*time.Second)
@@ -25,7 +25,7 @@ func TestClusterTLS(t *testing.T) {
 
 	good := c.ca.Config("good")
 	stranger, _ := tlstest.NewCA(t, "another CA").Issue("stranger")
-	listeners := map[string]string{"multinode": c.mnsAddr, "dupserver ds0": c.dsAddrs[0], "replica r0": c.replicaAddr}
+	listeners := map[string]string{"multinode": c.mnsAddr, "dupserver ds0": c.dsAddrs[0], "dupserver ds1": c.dsAddrs[1], "replica r0": c.replicaAddr}
 	for name, addr := range listeners {
 		for _, tc := range []struct {
 			peer string
