@@ -250,15 +250,16 @@ type clusterOpts struct {
 }
 
 type cluster struct {
-	t       testing.TB
-	o       clusterOpts
-	dir     string
-	farm    *webfarm.Farm
-	mir     *mirrors
-	crawl   webfarm.Crawl
-	want    []string
-	xml     string
-	hosts   string
+	t     testing.TB
+	o     clusterOpts
+	dir   string
+	farm  *webfarm.Farm
+	mir   *mirrors
+	crawl webfarm.Crawl
+	want  []string
+	xml   string
+	hosts string
+
 	ca      *tlstest.CA // with o.tls
 	tlsArgs []string    // with o.tls: every process's TLS flags
 
