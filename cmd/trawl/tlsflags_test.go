@@ -1,8 +1,17 @@
 package main
 
 import (
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/trawl/trawl/internal/admin"
+	"github.com/trawl/trawl/internal/tlsconf/tlstest"
 )
 
 // TestTLSFlagsEveryRole: every role's --help shows the mutual-TLS flags,
@@ -31,5 +40,37 @@ func TestTLSFlagsEveryRole(t *testing.T) {
 		if code, _, errOut := runTrawl(t, "", args...); code != 2 || !strings.Contains(errOut, "go together") {
 			t.Errorf("%s with --tls-cert only: exit %d, %q", name, code, errOut)
 		}
+	}
+}
+
+// TestNodeAdminClientTLS: the multinode scheduler's client of a node
+// scheduler's admin API (nodeAdminClient) reaches an HTTP interface served
+// with mutual TLS (serveAdmin's wrapping); a client without the
+// certificate does not.
+func TestNodeAdminClientTLS(t *testing.T) {
+	ca := tlstest.NewCA(t, "trawl test CA")
+	srv, cli := ca.Config("node"), ca.Config("multinode")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- admin.Serve(ctx, srv.Listener(ln, nil), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `<?xml version="1.0"?><methodResponse><params><param><value><int>3</int></value></param></params></methodResponse>`)
+		}))
+	}()
+	defer func() { cancel(); <-done }()
+	hp := admin.HostPort{Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port}
+	if lvl, err := nodeAdminClient(cli)(hp).GetLogLevel(ctx); err != nil || lvl != 3 {
+		t.Errorf("GetLogLevel over mutual TLS: %d, %v", lvl, err)
+	}
+	noCert := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}
+	if _, err := admin.NewClient("https://"+hp.String()+admin.Path, noCert).GetLogLevel(ctx); err == nil {
+		t.Error("a client without a certificate was served")
+	}
+	if nodeAdminClient(nil) != nil {
+		t.Error("without TLS, nodeAdminClient is not mnsadmin's default")
 	}
 }
