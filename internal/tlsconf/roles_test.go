@@ -85,62 +85,65 @@ func registry(ns string, cfg *tlsconf.Config) nameserver.Registry {
 	return nameserver.NewClient(ns, &wire.Client{Dialer: cfg.Dialer(nil), Timeout: 5 * time.Second})
 }
 
-var roles = []role{
-	{"multinode scheduler (MS-FSCMT)", func(t *testing.T, cfg *tlsconf.Config, _ string) string {
-		ln := loopback(t)
-		s := &multinode.Server{Listener: ln, TLS: cfg}
-		run(t, s.Run)
-		return ln.Addr().String()
-	}},
-	{"duplicate server (MS-FSCMT)", func(t *testing.T, cfg *tlsconf.Config, _ string) string {
-		ln := loopback(t)
-		s := &dupserver.Server{Listener: ln, TLS: cfg}
-		run(t, s.Run)
-		return ln.Addr().String()
-	}},
-	{"duplicate server replica", func(t *testing.T, cfg *tlsconf.Config, _ string) string {
-		ln := loopback(t)
-		s := &dupserver.Server{Listener: ln, ReplicaMode: true, TLS: cfg}
-		run(t, s.Run)
-		return ln.Addr().String()
-	}},
-	{"name server", func(t *testing.T, cfg *tlsconf.Config, ns string) string {
-		return ns
-	}},
-	{"indexer", func(t *testing.T, cfg *tlsconf.Config, ns string) string {
-		base := freeBase(t, indexer.PortOffset)
-		s, err := indexer.NewServer(indexer.ServerConfig{Listen: "127.0.0.1", Host: "127.0.0.1", BasePort: base, Dir: t.TempDir(),
-			Partition: 0, Partitions: 1, Registry: registry(ns, cfg), TLS: cfg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		run(t, s.Run)
-		return s.Addr()
-	}},
-	{"content distributor", func(t *testing.T, cfg *tlsconf.Config, ns string) string {
-		base := freeBase(t, wire.PortInternal, wire.PortExternal)
-		s, err := distrib.NewServer(distrib.ServerConfig{Config: distrib.Config{NodeID: 1, Host: "127.0.0.1", BasePort: base},
-			Listen: "127.0.0.1", Registry: registry(ns, cfg), TLS: cfg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		run(t, s.Run)
-		return s.Addr()
-	}},
-	{"dmake worker", func(t *testing.T, cfg *tlsconf.Config, _ string) string {
-		ln := loopback(t)
-		run(t, func(ctx context.Context) error {
-			return dmake.RunWorker(ctx, dmake.WorkerOptions{Listener: ln, Dir: t.TempDir(), TLS: cfg})
-		})
-		return ln.Addr().String()
-	}},
-	{"HTTP interface", func(t *testing.T, cfg *tlsconf.Config, _ string) string {
-		ln := loopback(t)
-		run(t, func(ctx context.Context) error {
-			return admin.Serve(ctx, cfg.Listener(ln, nil), http.NotFoundHandler())
-		})
-		return ln.Addr().String()
-	}},
+// roles lists the listener kinds.
+func roles() []role {
+	return []role{
+		{"multinode scheduler (MS-FSCMT)", func(t *testing.T, cfg *tlsconf.Config, _ string) string {
+			ln := loopback(t)
+			s := &multinode.Server{Listener: ln, TLS: cfg}
+			run(t, s.Run)
+			return ln.Addr().String()
+		}},
+		{"duplicate server (MS-FSCMT)", func(t *testing.T, cfg *tlsconf.Config, _ string) string {
+			ln := loopback(t)
+			s := &dupserver.Server{Listener: ln, TLS: cfg}
+			run(t, s.Run)
+			return ln.Addr().String()
+		}},
+		{"duplicate server replica", func(t *testing.T, cfg *tlsconf.Config, _ string) string {
+			ln := loopback(t)
+			s := &dupserver.Server{Listener: ln, ReplicaMode: true, TLS: cfg}
+			run(t, s.Run)
+			return ln.Addr().String()
+		}},
+		{"name server", func(t *testing.T, cfg *tlsconf.Config, ns string) string {
+			return ns
+		}},
+		{"indexer", func(t *testing.T, cfg *tlsconf.Config, ns string) string {
+			base := freeBase(t, indexer.PortOffset)
+			s, err := indexer.NewServer(indexer.ServerConfig{Listen: "127.0.0.1", Host: "127.0.0.1", BasePort: base, Dir: t.TempDir(),
+				Partition: 0, Partitions: 1, Registry: registry(ns, cfg), TLS: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(t, s.Run)
+			return s.Addr()
+		}},
+		{"content distributor", func(t *testing.T, cfg *tlsconf.Config, ns string) string {
+			base := freeBase(t, wire.PortInternal, wire.PortExternal)
+			s, err := distrib.NewServer(distrib.ServerConfig{Config: distrib.Config{NodeID: 1, Host: "127.0.0.1", BasePort: base},
+				Listen: "127.0.0.1", Registry: registry(ns, cfg), TLS: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(t, s.Run)
+			return s.Addr()
+		}},
+		{"dmake worker", func(t *testing.T, cfg *tlsconf.Config, _ string) string {
+			ln := loopback(t)
+			run(t, func(ctx context.Context) error {
+				return dmake.RunWorker(ctx, dmake.WorkerOptions{Listener: ln, Dir: t.TempDir(), TLS: cfg})
+			})
+			return ln.Addr().String()
+		}},
+		{"HTTP interface", func(t *testing.T, cfg *tlsconf.Config, _ string) string {
+			ln := loopback(t)
+			run(t, func(ctx context.Context) error {
+				return admin.Serve(ctx, cfg.Listener(ln, nil), http.NotFoundHandler())
+			})
+			return ln.Addr().String()
+		}},
+	}
 }
 
 // TestMutualTLSEveryListener starts every kind of listener with mutual TLS
@@ -160,7 +163,7 @@ func TestMutualTLSEveryListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, nsrv.Run)
-	for _, r := range roles {
+	for _, r := range roles() {
 		t.Run(r.name, func(t *testing.T) {
 			addr := r.start(t, cfg, nsrv.Addr())
 			waitListening(t, addr)
