@@ -11,6 +11,7 @@ import (
 	"github.com/trawl/trawl/internal/distrib"
 	"github.com/trawl/trawl/internal/distrib/nameserver"
 	"github.com/trawl/trawl/internal/distrib/wire"
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 func init() {
@@ -34,7 +35,12 @@ func runDistributor(ctx context.Context, env *cmdEnv, args []string) error {
 	var colls repeated
 	fs.Var(&colls, "collection", "a content collection of the collection holder (repeatable; none: every collection)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	tlsf := tlsconf.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	tc, err := loadTLS(env, "distributor", tlsf)
+	if err != nil {
 		return err
 	}
 	if fs.NArg() > 0 || *id < 0 {
@@ -49,7 +55,7 @@ func runDistributor(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	reg, closeReg, err := openRegistry(env, "distributor", *ns, *registry)
+	reg, closeReg, err := openRegistryTLS(env, "distributor", *ns, *registry, tc)
 	if err != nil {
 		return err
 	}
@@ -65,6 +71,7 @@ func runDistributor(ctx context.Context, env *cmdEnv, args []string) error {
 		Listen:   *listen,
 		Registry: reg,
 		Logger:   log,
+		TLS:      tc,
 	})
 	if err != nil {
 		return err
@@ -77,7 +84,14 @@ func runDistributor(ctx context.Context, env *cmdEnv, args []string) error {
 // --nameserver: sessions from the master distributor found through the
 // name server at ns.
 func distribFeeding(ns string, log *slog.Logger) *distrib.Client {
-	return distrib.NewClient(nameserver.NewClient(ns, nil), log.With("role", "distrib-client"))
+	return distribFeedingTLS(ns, log, nil)
+}
+
+// distribFeedingTLS is distribFeeding with mutual TLS when tc is not nil.
+func distribFeedingTLS(ns string, log *slog.Logger, tc *tlsconf.Config) *distrib.Client {
+	cl := distrib.NewClient(nameserver.NewClient(ns, &wire.Client{Dialer: tc.Dialer(nil)}), log.With("role", "distrib-client"))
+	cl.Control.Dialer, cl.Data.Dialer = tc.Dialer(nil), tc.Dialer(nil)
+	return cl
 }
 
 func init() {
@@ -91,15 +105,20 @@ func runDistributors(ctx context.Context, env *cmdEnv, args []string) error {
 	ns := fs.String("nameserver", "", "HOST:PORT of the name server")
 	registry := fs.String("registry", "", "etcd://HOST:PORT[,HOST:PORT...]: etcd as the registry")
 	asJSON := fs.Bool("json", false, "print JSON")
+	tlsf := tlsconf.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	reg, closeReg, err := openRegistry(env, "distributors", *ns, *registry)
+	tc, err := loadTLS(env, "distributors", tlsf)
+	if err != nil {
+		return err
+	}
+	reg, closeReg, err := openRegistryTLS(env, "distributors", *ns, *registry, tc)
 	if err != nil {
 		return err
 	}
 	defer closeReg()
-	cl := &wire.Client{Timeout: 5 * time.Second}
+	cl := &wire.Client{Timeout: 5 * time.Second, Dialer: tc.Dialer(nil)}
 	defer cl.Close()
 	s, err := distrib.Take(ctx, reg, cl)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/dmake"
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 func init() {
@@ -56,6 +57,7 @@ func runDmakeWorker(ctx context.Context, env *cmdEnv, args []string) error {
 	advertise := fs.String("advertise", "", "host masters dial this worker at, as bound in the registry (default: the listening host)")
 	rebind := fs.Duration("rebind", dmake.DefaultRebind, "how often the worker binds itself in the registry again")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	tlsf := tlsconf.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -68,6 +70,10 @@ func runDmakeWorker(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	defer closeReg()
+	tc, err := loadTLS(env, "dmake worker", tlsf)
+	if err != nil {
+		return err
+	}
 	log, _, err := admin.NewLogger(env.stderr, *logLevel)
 	if err != nil {
 		return err
@@ -81,7 +87,7 @@ func runDmakeWorker(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	}
-	o := dmake.WorkerOptions{Addr: addr, Dir: *data, Allow: allow, AllowShell: *allowShell, Logger: log,
+	o := dmake.WorkerOptions{Addr: addr, Dir: *data, Allow: allow, AllowShell: *allowShell, Logger: log, TLS: tc,
 		DiskCheck: *diskCheck, CutTransfer: *cut, Throttle: *throttle, Version: version, Rebind: *rebind, Advertise: *advertise,
 		Ready: func(a string) { fmt.Fprintf(env.stdout, "listening %s\n", a) }}
 	if reg != nil {
@@ -111,6 +117,7 @@ func runDmakeMaster(ctx context.Context, env *cmdEnv, args []string) error {
 	compress := fs.Bool("compress", false, "zlib-compress file transfers")
 	timeout := fs.Duration("build-timeout", 0, "give the build up after this long (0: no limit)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	tlsf := tlsconf.Register(fs)
 	// The build file may come before or after the flags.
 	var file string
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
@@ -133,6 +140,10 @@ func runDmakeMaster(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl dmake run: --heartbeat must be between 0 and 60s\n")
 		return errUsage
 	}
+	tc, err := loadTLS(env, "dmake run", tlsf)
+	if err != nil {
+		return err
+	}
 	log, _, err := admin.NewLogger(env.stderr, *logLevel)
 	if err != nil {
 		return err
@@ -154,7 +165,7 @@ func runDmakeMaster(ctx context.Context, env *cmdEnv, args []string) error {
 		ctx, cancel = context.WithTimeout(ctx, *timeout)
 		defer cancel()
 	}
-	return dmake.RunMaster(ctx, dmake.MasterOptions{Logger: log, MasterConfig: dmake.MasterConfig{
+	return dmake.RunMaster(ctx, dmake.MasterOptions{Logger: log, TLS: tc, MasterConfig: dmake.MasterConfig{
 		Workers: workers, Build: b, HeartbeatPeriod: *hb, HeartbeatTimeout: *hbTimeout, Slots: *slots, Compress: *compress}})
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/dupserver"
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 func init() {
@@ -36,7 +37,12 @@ func runDupserver(ctx context.Context, env *cmdEnv, args []string) error {
 	promoteAfter := fs.Duration("promote-after", dupserver.DefaultPromoteAfter, "with --failover-listen: how long the duplicate server must have been gone before a promotion")
 	failoverReplica := fs.String("failover-replica", "", "with --failover-listen: the replica address of this server once promoted\n(where the old duplicate server comes back with --replica-mode)")
 	dump := fs.Bool("dump", false, "print the checksum store under --data (collection, checksum, owner URI, node) and exit; the server must be stopped")
+	tlsf := tlsconf.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	tc, err := loadTLS(env, "dupserver", tlsf)
+	if err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -82,6 +88,7 @@ func runDupserver(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	s := &dupserver.Server{
 		Listen:      addr,
+		TLS:         tc,
 		Replica:     *replica,
 		ReplicaMode: *replicaMode,
 		Data:        filepath.Join(*data, sub),

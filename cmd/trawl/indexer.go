@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/distrib/indexer"
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 func init() {
@@ -29,7 +30,12 @@ func runIndexer(ctx context.Context, env *cmdEnv, args []string) error {
 	data := fs.String("data", "./data", "data directory (the index is in DIR/indexer/index)")
 	rebind := fs.Duration("rebind", 5*time.Second, "how often the indexer binds itself again in the registry")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	tlsf := tlsconf.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	tc, err := loadTLS(env, "indexer", tlsf)
+	if err != nil {
 		return err
 	}
 	if fs.NArg() > 0 || *partitions < 1 || *partition < 0 || *partition >= *partitions {
@@ -44,7 +50,7 @@ func runIndexer(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	reg, closeReg, err := openRegistry(env, "indexer", *ns, *registry)
+	reg, closeReg, err := openRegistryTLS(env, "indexer", *ns, *registry, tc)
 	if err != nil {
 		return err
 	}
@@ -55,7 +61,7 @@ func runIndexer(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 	}
 	s, err := indexer.NewServer(indexer.ServerConfig{Listen: *listen, Host: *host, BasePort: *basePort, Dir: filepath.Join(*data, "indexer"),
-		Partition: *partition, Partitions: *partitions, Registry: reg, RebindInterval: *rebind, Logger: log})
+		Partition: *partition, Partitions: *partitions, Registry: reg, RebindInterval: *rebind, Logger: log, TLS: tc})
 	if err != nil {
 		return err
 	}

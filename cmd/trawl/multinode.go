@@ -48,6 +48,10 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	tc, err := loadTLS(env, "multinode", adm.tlsFlags)
+	if err != nil {
+		return err
+	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(env.stderr, "trawl multinode: unexpected argument %q\n", fs.Arg(0))
 		return errUsage
@@ -61,7 +65,7 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl multinode: %v\n", err)
 		return errUsage
 	}
-	adm.level = level
+	adm.level, adm.tls = level, tc
 	addr := *listen
 	if addr == "" {
 		if *basePort < 0 || *basePort > 65534 {
@@ -93,6 +97,7 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 	specs = mnsadmin.WithSaved(specs, store, log)
 	srv := &multinode.Server{
 		Listen:        addr,
+		TLS:           tc,
 		Data:          *data,
 		HostsFile:     *hostsFile,
 		DNSServer:     *dnsServer,
@@ -110,7 +115,7 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 		defer cancel()
 		opts := adm.options(log)
 		opts.Configs, opts.Store = configs, store
-		b := mnsadmin.New(&mnsadmin.Engine{MNS: srv}, mnsadmin.Configs(specs), opts)
+		b := mnsadmin.New(&mnsadmin.Engine{MNS: srv, NodeClient: nodeAdminClient(tc)}, mnsadmin.Configs(specs), opts)
 		h := newAdminHTTP(b, adm, nil)
 		errc := make(chan error, 1)
 		go func() { errc <- serveAdmin(ctx, env, "multinode", addr, h, nil) }()

@@ -13,6 +13,7 @@ import (
 	"github.com/trawl/trawl/internal/distrib/etcdreg"
 	"github.com/trawl/trawl/internal/distrib/nameserver"
 	"github.com/trawl/trawl/internal/distrib/wire"
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 func init() {
@@ -29,7 +30,12 @@ func runNameserver(ctx context.Context, env *cmdEnv, args []string) error {
 	data := fs.String("data", "./data", "data directory")
 	ping := fs.Duration("ping-interval", 5*time.Second, "how often every bound object is pinged")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	tlsf := tlsconf.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	tc, err := loadTLS(env, "nameserver", tlsf)
+	if err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -44,7 +50,7 @@ func runNameserver(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := nameserver.NewServer(nameserver.ServerConfig{Listen: addr, Dir: filepath.Join(*data, "nameserver"), PingInterval: *ping, Logger: log})
+	s, err := nameserver.NewServer(nameserver.ServerConfig{Listen: addr, Dir: filepath.Join(*data, "nameserver"), PingInterval: *ping, Logger: log, TLS: tc})
 	if err != nil {
 		return err
 	}
@@ -78,6 +84,12 @@ func roleAddr(env *cmdEnv, cmd, listen string, base, offset int) (string, error)
 // openRegistry returns the registry of --nameserver HOST:PORT or
 // --registry etcd://HOST:PORT,...; close releases it.
 func openRegistry(env *cmdEnv, cmd, ns, registry string) (reg nameserver.Registry, close func(), err error) {
+	return openRegistryTLS(env, cmd, ns, registry, nil)
+}
+
+// openRegistryTLS is openRegistry with mutual TLS to the name server when
+// tc is not nil.
+func openRegistryTLS(env *cmdEnv, cmd, ns, registry string, tc *tlsconf.Config) (reg nameserver.Registry, close func(), err error) {
 	switch {
 	case ns != "" && registry != "":
 		fmt.Fprintf(env.stderr, "trawl %s: give --nameserver or --registry, not both\n", cmd)
@@ -94,7 +106,7 @@ func openRegistry(env *cmdEnv, cmd, ns, registry string) (reg nameserver.Registr
 		}
 		return r, func() { r.Close() }, nil
 	case ns != "":
-		return nameserver.NewClient(ns, nil), func() {}, nil
+		return nameserver.NewClient(ns, &wire.Client{Dialer: tc.Dialer(nil)}), func() {}, nil
 	}
 	fmt.Fprintf(env.stderr, "trawl %s: --nameserver HOST:PORT or --registry etcd://HOST:PORT is required\n", cmd)
 	return nil, nil, errUsage

@@ -43,6 +43,10 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	tc, err := loadTLS(env, "node", adm.tlsFlags)
+	if err != nil {
+		return err
+	}
 	if *id == "" || *mns == "" || fs.NArg() > 0 {
 		fmt.Fprintln(env.stderr, "trawl node: --id and --multinode are required, and no arguments")
 		return errUsage
@@ -56,7 +60,7 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl node: %v\n", err)
 		return errUsage
 	}
-	adm.level = level
+	adm.level, adm.tls = level, tc
 	host, _ := os.Hostname()
 	if *sourceIP != "" && net.ParseIP(*sourceIP) == nil {
 		fmt.Fprintf(env.stderr, "trawl node: bad --source-ip %q\n", *sourceIP)
@@ -76,13 +80,13 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	cfg := nodesched.Config{NodeID: *id, Key: key, AdminHost: host, AdminPort: int32(*basePort), DataDir: *data,
-		MNS: nodesched.TCPDialerFrom(*mns, "multinode "+*mns, *sourceIP, log), Workers: *workers, Logger: log,
+		MNS: nodesched.TCPDialerFrom(*mns, "multinode "+*mns, *sourceIP, log, tc), Workers: *workers, Logger: log,
 		SourceIP: *sourceIP, KeepAlive: *keepalive, StatsInterval: *statsEvery}
 	for _, a := range ds {
-		cfg.DS = append(cfg.DS, nodesched.FailoverDialer(append([]string{a}, backups[a]...), "dupserver", *sourceIP, log))
+		cfg.DS = append(cfg.DS, nodesched.FailoverDialer(append([]string{a}, backups[a]...), "dupserver", *sourceIP, log, tc))
 	}
 	if *nameServer != "" {
-		cl := distribFeeding(*nameServer, log)
+		cl := distribFeedingTLS(*nameServer, log, tc)
 		defer cl.Close()
 		cfg.Feed = &nodesched.FeedConfig{Dial: cl.Dial, Feeder: feed.FeederOptions{Logger: log.With("role", "feeder")}}
 	}

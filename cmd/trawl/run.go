@@ -133,6 +133,9 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		return errUsage
 	}
 	o.adm.level = level
+	if o.adm.tls, err = loadTLS(env, "run", o.adm.tlsFlags); err != nil {
+		return err
+	}
 	if o.adm.protectSearch && !o.adm.auth().Enabled() {
 		fmt.Fprintln(env.stderr, "trawl run: --search-auth needs --admin-token or --admin-user")
 		return errUsage
@@ -230,7 +233,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	go func() {
 		select {
 		case a := <-e.httpAddr:
-			fmt.Fprint(env.stderr, admin.ListenMessage("run", a.String()))
+			fmt.Fprint(env.stderr, listenMessage("run", a.String(), o.adm.tls))
 		case <-ctx.Done():
 		}
 	}()
@@ -387,6 +390,7 @@ func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logge
 		e.ln, e.lnErr = net.Listen("tcp", e.listen)
 		if e.lnErr == nil {
 			host, port = nsadmin.Announced(e.ln.Addr(), o.basePort)
+			e.ln = o.adm.tls.Listener(e.ln, nil)
 		}
 	}
 	e.ns = nodesched.New(nodesched.Config{

@@ -16,6 +16,7 @@ import (
 	"github.com/trawl/trawl/internal/nodesched"
 	"github.com/trawl/trawl/internal/nodesched/nsadmin"
 	"github.com/trawl/trawl/internal/stats"
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 // adminFlags are the flags of the HTTP interface's administration side,
@@ -29,6 +30,10 @@ type adminFlags struct {
 	protectSearch bool
 	// level is the process's log level, set once the logger exists.
 	level *admin.Level
+	// tlsFlags are the mutual-TLS flags (registered with the others);
+	// tls, once loaded by the command, serves the HTTP interface over TLS.
+	tlsFlags *tlsconf.Flags
+	tls      *tlsconf.Config
 }
 
 func (f *adminFlags) register(fs *flag.FlagSet) {
@@ -37,6 +42,7 @@ func (f *adminFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.password, "admin-password", "", "password for --admin-user")
 	fs.BoolVar(&f.insecureListen, "insecure-listen", false, "allow the HTTP interface on a non-loopback address without --admin-token or --admin-user (anyone who reaches it may administer the crawler)")
 	fs.StringVar(&f.files, "admin-files", "", "directory AddURIFile and CollectionDeleteURIFile may read URI files from (default: none, they are refused)")
+	f.tlsFlags = tlsconf.Register(fs)
 }
 
 func (f *adminFlags) auth() admin.Auth {
@@ -70,12 +76,13 @@ type adminHTTP struct {
 	*crawladmin.HTTP
 	// observe is the node scheduler's Observe hook (nil without one).
 	observe func(coll string, o *nodesched.Outcome)
+	tls     *tlsconf.Config
 }
 
 // newAdminHTTP serves b; ns, if not nil, is the node scheduler of the
 // process, which feeds the metrics and the status page.
 func newAdminHTTP(b *crawladmin.Backend, f adminFlags, ns *nodesched.Driver) *adminHTTP {
-	h := &adminHTTP{HTTP: crawladmin.NewHTTP(b, f.auth())}
+	h := &adminHTTP{HTTP: crawladmin.NewHTTP(b, f.auth()), tls: f.tls}
 	if ns != nil {
 		h.observe = nsadmin.Observe(b, h.Metrics)
 		h.Metrics.SetFeedBacklog(ns.FeedPending)
@@ -142,9 +149,10 @@ func serveAdmin(ctx context.Context, env *cmdEnv, cmd, addr string, h *adminHTTP
 	if err != nil {
 		return fmt.Errorf("HTTP interface: %w", err)
 	}
+	ln = h.tls.Listener(ln, nil)
 	mux := http.NewServeMux()
 	h.Mount(mux)
-	fmt.Fprint(env.stderr, admin.ListenMessage(cmd, ln.Addr().String()))
+	fmt.Fprint(env.stderr, listenMessage(cmd, ln.Addr().String(), h.tls))
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

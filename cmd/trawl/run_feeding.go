@@ -32,7 +32,11 @@ func openFeeding(o *runOptions, log *slog.Logger) (*feed.Local, error) {
 		if s == nil {
 			s = feed.NewLocal(nil, log)
 		}
-		cl := distribFeeding(o.nameServer, log)
+		tc := o.adm.tls // mutual TLS to a distributed chain; the --chain one is in-process, plain
+		if o.chain {
+			tc = nil
+		}
+		cl := distribFeedingTLS(o.nameServer, log, tc)
 		s.Remote, s.RemoteName = cl.Dial, o.nameServer
 		// The client closes before an in-process chain stops.
 		s.OnClose = append([]func() error{func() error { cl.Close(); return nil }}, s.OnClose...)

@@ -15,6 +15,7 @@ import (
 	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/index"
 	"github.com/trawl/trawl/internal/opensearch"
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 func init() {
@@ -45,7 +46,12 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&auth.Token, "admin-token", "", "with --serve, require this token (Authorization: Bearer, or as a basic-auth password) on the page and API, as the admin API does")
 	fs.StringVar(&auth.User, "admin-user", "", "with --serve, require basic authentication with this user (and --admin-password)")
 	fs.StringVar(&auth.Password, "admin-password", "", "password for --admin-user")
+	tlsf := tlsconf.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	tc, err := loadTLS(env, "search", tlsf)
+	if err != nil {
 		return err
 	}
 	if *from < 0 || *size < 1 {
@@ -64,7 +70,7 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 			return errUsage
 		}
 		var err error
-		if res, err = searchIndexers(ctx, *ns, query, *collection, *from, *size); err != nil {
+		if res, err = searchIndexers(ctx, *ns, query, *collection, *from, *size, tc); err != nil {
 			return err
 		}
 	} else if opensearch.IsURL(*indexDir) {
@@ -74,7 +80,7 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		defer c.Close()
 		if *serve != "" {
-			return serveSearch(ctx, env, c, *serve, auth, index.HandlerOptions{})
+			return serveSearch(ctx, env, c, *serve, auth, index.HandlerOptions{}, tc)
 		}
 		if res, err = c.Search(ctx, query, index.SearchOptions{Collection: *collection, Site: *site, Type: *typ, From: *from, Size: *size}); err != nil {
 			return err
@@ -106,7 +112,7 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 					return err
 				}
 			}
-			return serveSearch(ctx, env, idx, *serve, auth, ho)
+			return serveSearch(ctx, env, idx, *serve, auth, ho, tc)
 		}
 		res, err = idx.Search(ctx, query, index.SearchOptions{Collection: *collection, Site: *site, Type: *typ, From: *from, Size: *size})
 		if err != nil {
@@ -123,8 +129,8 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 
 // searchIndexers queries every indexer partition bound in the name server
 // and merges the hits by score.
-func searchIndexers(ctx context.Context, ns, query, collection string, from, size int) (*index.Results, error) {
-	cl := &wire.Client{}
+func searchIndexers(ctx context.Context, ns, query, collection string, from, size int, tc *tlsconf.Config) (*index.Results, error) {
+	cl := &wire.Client{Dialer: tc.Dialer(nil)}
 	defer cl.Close()
 	hits, total, err := indexer.SearchAll(ctx, nameserver.NewClient(ns, cl), cl, query, collection, from+size)
 	if err != nil {
@@ -138,11 +144,11 @@ func searchIndexers(ctx context.Context, ns, query, collection string, from, siz
 	return &index.Results{Query: query, Parsed: query, Total: total, From: from, Size: size, Hits: hits}, nil
 }
 
-func serveSearch(ctx context.Context, env *cmdEnv, idx index.Searcher, addr string, auth admin.Auth, ho index.HandlerOptions) error {
+func serveSearch(ctx context.Context, env *cmdEnv, idx index.Searcher, addr string, auth admin.Auth, ho index.HandlerOptions, tc *tlsconf.Config) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "serving search on http://%s/search\n", ln.Addr())
-	return admin.Serve(ctx, ln, auth.Wrap(index.NewHandler(idx, ho)))
+	fmt.Fprintf(env.stdout, "serving search on %s://%s/search\n", tc.Scheme(), ln.Addr())
+	return admin.Serve(ctx, tc.Listener(ln, nil), auth.Wrap(index.NewHandler(idx, ho)))
 }

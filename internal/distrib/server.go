@@ -12,6 +12,7 @@ import (
 	"github.com/trawl/trawl/internal/distrib/nameserver"
 	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/loop"
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 // ServerConfig configures a distributor process.
@@ -26,6 +27,9 @@ type ServerConfig struct {
 	// (PingMaster, at least 2 s, if 0).
 	CallTimeout time.Duration
 	Logger      *slog.Logger
+	// TLS, if set, makes the listeners and the calls to other processes
+	// mutual TLS (the Registry's client is the caller's).
+	TLS *tlsconf.Config
 }
 
 // Server runs a distributor machine on TCP.
@@ -54,7 +58,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 			cfg.CallTimeout = 5 * time.Second
 		}
 	}
-	s := &Server{cfg: cfg, cl: &wire.Client{Timeout: cfg.CallTimeout}, data: &wire.Client{Timeout: 2 * time.Minute, MaxPending: 4096}}
+	s := &Server{cfg: cfg, cl: &wire.Client{Timeout: cfg.CallTimeout, Dialer: cfg.TLS.Dialer(nil)},
+		data: &wire.Client{Timeout: 2 * time.Minute, MaxPending: 4096, Dialer: cfg.TLS.Dialer(nil)}}
 	listeners := map[string]loop.Listener[*wire.Frame]{}
 	for _, off := range []int{wire.PortInternal, wire.PortExternal} {
 		ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Listen, strconv.Itoa(cfg.BasePort+off)))
@@ -65,7 +70,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 			return nil, fmt.Errorf("distrib: %w", err)
 		}
 		s.lns = append(s.lns, ln)
-		listeners[strconv.Itoa(off)] = loop.NetListener[*wire.Frame](ln, wire.Codec{}, loop.StreamConfig{})
+		listeners[strconv.Itoa(off)] = loop.NetListener[*wire.Frame](cfg.TLS.Listener(ln, tlsconf.LogRefused(cfg.Logger, "distrib")), wire.Codec{}, loop.StreamConfig{})
 	}
 	s.m = New(cfg.Config)
 	tick := min(cfg.Config.CheckMaster, cfg.Config.PingMaster) / 2

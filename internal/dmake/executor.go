@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 // Executor runs a worker machine's jobs: child processes, transfers and
@@ -38,6 +40,9 @@ type Executor struct {
 	// Throttle, when > 0, bounds every netsource's rate to that many bytes
 	// per second (fault injection: a slow network, for tests).
 	Throttle int64
+	// TLS, if set, makes netsink listeners and netsource connections
+	// mutual TLS.
+	TLS *tlsconf.Config
 
 	cut     atomic.Bool
 	mu      sync.Mutex

@@ -15,6 +15,7 @@ import (
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/loop"
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 // PortOffset is the worker's port relative to the base port (3.2.3).
@@ -25,6 +26,9 @@ type WorkerOptions struct {
 	// Listener, if set, is used as it is; otherwise Addr is listened on.
 	Listener net.Listener
 	Addr     string
+	// TLS, if set, makes the listener and the transfers between workers
+	// mutual TLS (internal/tlsconf); the allow-list applies first.
+	TLS *tlsconf.Config
 	// Dir is the directory the worker works in (created if missing).
 	Dir string
 	// Allow lists the prefixes masters may connect from; empty: loopback.
@@ -102,13 +106,16 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 	ln = cmt.AllowListener(ln, al, func(remote net.Addr) {
 		log.Warn("dmake worker: refused a connection", "remote", remote.String(), "allow", al.String())
 	})
+	ln = o.TLS.Listener(ln, func(remote net.Addr, err error) {
+		log.Warn("dmake worker: refused a connection without a valid TLS client certificate", "remote", remote.String(), "err", err)
+	})
 	m := NewWorker(WorkerConfig{Root: root, Env: os.Environ(), PID: os.Getpid(), AllowShell: o.AllowShell,
 		DiskCheck: o.DiskCheck, Version: o.Version})
 	tick := time.Second
 	if o.DiskCheck > 0 && o.DiskCheck < tick {
 		tick = o.DiskCheck
 	}
-	ex := &Executor{Self: self, ListenHost: host, FreeSpace: o.FreeSpace, CutTransfer: o.CutTransfer, Throttle: o.Throttle}
+	ex := &Executor{Self: self, ListenHost: host, FreeSpace: o.FreeSpace, CutTransfer: o.CutTransfer, Throttle: o.Throttle, TLS: o.TLS}
 	d := loop.New(loop.Config[Message]{
 		Name: "dmake worker", Machine: m, Logger: log,
 		Listeners: map[string]loop.Listener[Message]{"master": loop.NetListener[Message](ln, Codec{}, loop.StreamConfig{})},
@@ -139,6 +146,8 @@ type MasterOptions struct {
 	Logger *slog.Logger
 	// Dialer, if set, opens the connections to workers.
 	Dialer loop.Dialer[Message]
+	// TLS, if set (and Dialer not), makes them mutual TLS.
+	TLS *tlsconf.Config
 }
 
 // RunMaster runs a build to its end and returns its outcome.
@@ -156,7 +165,7 @@ func RunMaster(ctx context.Context, o MasterOptions) error {
 	result := make(chan error, 1)
 	dialer := o.Dialer
 	if dialer == nil {
-		dialer = loop.NetDialer[Message]{D: &net.Dialer{Timeout: 5 * time.Second}, Codec: Codec{}}
+		dialer = loop.NetDialer[Message]{D: o.TLS.Dialer(&net.Dialer{Timeout: 5 * time.Second}), Codec: Codec{}}
 	}
 	d := loop.New(loop.Config[Message]{
 		Name: "dmake master", Machine: m, Logger: log, Dialer: dialer,

@@ -36,8 +36,9 @@ func (e *Executor) sinkListen(j JobSinkListen) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.listener = l
-	return l.Addr().(*net.TCPAddr).Port, nil
+	port := l.Addr().(*net.TCPAddr).Port
+	h.listener = e.TLS.Listener(l, nil)
+	return port, nil
 }
 
 // countingReader counts the bytes read through it, in n and in progress.
@@ -220,7 +221,7 @@ func (e *Executor) sourceSend(ctx context.Context, j JobSourceSend) (any, error)
 	var conn net.Conn
 	var d net.Dialer
 	for delay := 50 * time.Millisecond; ; delay = min(delay*2, 2*time.Second) {
-		conn, err = d.DialContext(ctx, "tcp", j.Addr)
+		conn, err = e.TLS.Dialer(&d).DialContext(ctx, "tcp", j.Addr)
 		if err == nil {
 			break
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/loop"
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 // Default ports (DESIGN.md section 4.3): a duplicate server listens on base+2,
@@ -36,6 +37,9 @@ type Server struct {
 	// Listener, if set, is used instead of Listen (tests pass one on
 	// 127.0.0.1:0; `trawl run` a cmt.MemNetwork listener).
 	Listener net.Listener
+	// TLS, if set, makes the listeners and the link to the replica mutual
+	// TLS (internal/tlsconf).
+	TLS *tlsconf.Config
 	// Replica is the address of this duplicate server's replica ("" for
 	// none). The server dials it, and again with backoff when it is down.
 	Replica string
@@ -171,6 +175,9 @@ func (s *Server) Run(ctx context.Context) error {
 	refusedLog := func(r net.Addr) {
 		log.Warn(role+": connection from an address not on the allow-list refused", "remote", r.String())
 	}
+	tlsRefused := func(r net.Addr, err error) {
+		log.Warn(role+": connection without a valid TLS client certificate refused", "remote", r.String(), "err", err)
+	}
 	accepted := s.Conn
 	accepted.Logger = log
 	// Answers come in bursts (a node scheduler sending again what a lost
@@ -187,7 +194,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	if ln != nil {
 		s.addr = ln.Addr()
-		listeners[TagListen] = loop.CMTListener(cmt.AllowListener(ln, s.Allow, refusedLog), accepted)
+		listeners[TagListen] = loop.CMTListener(s.TLS.Listener(cmt.AllowListener(ln, s.Allow, refusedLog), tlsRefused), accepted)
 		log.Info(role+": listening", "addr", ln.Addr().String(), "node", nodeID, "data", s.Data, "allow", s.Allow.String())
 	}
 	fln := s.FailoverListener
@@ -211,7 +218,7 @@ func (s *Server) Run(ctx context.Context) error {
 	var m loop.Machine[cmt.Message]
 	switch {
 	case fln != nil:
-		listeners[TagFailover] = loop.CMTListener(cmt.AllowListener(fln, s.Allow, refusedLog), accepted)
+		listeners[TagFailover] = loop.CMTListener(s.TLS.Listener(cmt.AllowListener(fln, s.Allow, refusedLog), tlsRefused), accepted)
 		dsCfg.Replica, dsCfg.ReplicaAddr = false, s.FailoverReplica
 		m = NewFailover(FailoverConfig{Replica: ReplicaConfig{KeepAlive: s.KeepAlive}, DS: dsCfg,
 			PromoteAfter: s.PromoteAfter, Start: now()}, st)
@@ -230,7 +237,7 @@ func (s *Server) Run(ctx context.Context) error {
 	toReplica.SendQueue = max(toReplica.SendQueue, 2*DefaultWindow)
 	s.drv = loop.New(loop.Config[cmt.Message]{
 		Name: role, Machine: m, Listeners: listeners,
-		Dialer:       loop.CMTDialer{D: s.Dialer, Cfg: toReplica, Timeout: 5 * time.Second},
+		Dialer:       loop.CMTDialer{D: s.TLS.Dialer(s.Dialer), Cfg: toReplica, Timeout: 5 * time.Second},
 		Clock:        clock{now: now},
 		TickInterval: s.TickInterval,
 		Logger:       log,

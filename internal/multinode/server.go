@@ -18,6 +18,7 @@ import (
 	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/loop"
 	"github.com/trawl/trawl/internal/marshal"
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 // DefaultPort is the port the multinode scheduler listens on for node
@@ -67,6 +68,8 @@ type Server struct {
 	// Listener, if set, is used instead of Listen (for example a
 	// cmt.MemNetwork listener, or 127.0.0.1:0 in tests).
 	Listener net.Listener
+	// TLS, if set, makes the listener mutual TLS (internal/tlsconf).
+	TLS *tlsconf.Config
 	// Data is the directory of the multinode scheduler's state: the
 	// routing database (Data/routes) and the collections' log files
 	// (Data/logs/<collection>/<file>.log, see LogFilePath). Empty keeps
@@ -249,6 +252,9 @@ func (s *Server) Run(ctx context.Context) error {
 		s.addr = ln.Addr()
 		ln = cmt.AllowListener(ln, s.Allow, func(r net.Addr) {
 			log.Warn("multinode: connection from an address not on the allow-list refused", "remote", r.String())
+		})
+		ln = s.TLS.Listener(ln, func(r net.Addr, err error) {
+			log.Warn("multinode: connection without a valid TLS client certificate refused", "remote", r.String(), "err", err)
 		})
 		listeners["node"] = loop.CMTListener(ln, s.connConfig("node scheduler"))
 	}

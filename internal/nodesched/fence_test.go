@@ -46,7 +46,7 @@ func TestFailoverDialerAfterRefusal(t *testing.T) {
 	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	dial := FailoverDialer([]string{refusing.Addr().String(), holding.Addr().String()}, "dupserver", "", nil)
+	dial := FailoverDialer([]string{refusing.Addr().String(), holding.Addr().String()}, "dupserver", "", nil, nil)
 	c1, err := dial(ctx)
 	if err != nil {
 		t.Fatal(err)

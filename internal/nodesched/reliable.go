@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 // Defaults of what the driver keeps to send again after a broken link.
@@ -117,7 +118,7 @@ func reasked(m cmt.Message) bool {
 // its replica) makes the next call start at the following address, however
 // long the redial backoff waited. local, if not empty, is the source IP
 // address.
-func FailoverDialer(addrs []string, name, local string, log *slog.Logger) DialFunc {
+func FailoverDialer(addrs []string, name, local string, log *slog.Logger, tc *tlsconf.Config) DialFunc {
 	var mu sync.Mutex
 	cur := 0
 	short := false // the last link ended within a second
@@ -132,7 +133,7 @@ func FailoverDialer(addrs []string, name, local string, log *slog.Logger) DialFu
 		var firstErr error
 		for i := 0; i < len(addrs); i++ {
 			a := addrs[(cur+i)%len(addrs)]
-			c, err := dialTCP(ctx, a, name+" "+a, local, log)
+			c, err := dialTCP(ctx, a, name+" "+a, local, log, tc)
 			if err != nil {
 				if firstErr == nil {
 					firstErr = err
@@ -163,17 +164,18 @@ func FailoverDialer(addrs []string, name, local string, log *slog.Logger) DialFu
 	}
 }
 
-// TCPDialerFrom is TCPDialer with a source IP address (empty: any).
-func TCPDialerFrom(addr, name, local string, log *slog.Logger) DialFunc {
-	return func(ctx context.Context) (*cmt.Conn, error) { return dialTCP(ctx, addr, name, local, log) }
+// TCPDialerFrom is TCPDialer with a source IP address (empty: any) and,
+// if tc is not nil, mutual TLS.
+func TCPDialerFrom(addr, name, local string, log *slog.Logger, tc *tlsconf.Config) DialFunc {
+	return func(ctx context.Context) (*cmt.Conn, error) { return dialTCP(ctx, addr, name, local, log, tc) }
 }
 
-func dialTCP(ctx context.Context, addr, name, local string, log *slog.Logger) (*cmt.Conn, error) {
+func dialTCP(ctx context.Context, addr, name, local string, log *slog.Logger, tc *tlsconf.Config) (*cmt.Conn, error) {
 	d := net.Dialer{Timeout: 10 * time.Second}
 	if local != "" {
 		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(local)}
 	}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	nc, err := tc.Dialer(&d).DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}

@@ -27,11 +27,14 @@ import (
 var ErrUsage = errors.New("admincli: usage")
 
 // Usage is the usage text of trawl admin.
-const Usage = `usage: trawl admin [-C host:port] [-token T | -user U -password P] <subcommand> [flags] [args]
+const Usage = `usage: trawl admin [-C host:port] [-token T | -user U -password P]
+         [--tls-cert FILE --tls-key FILE --tls-ca FILE [--tls-server-name N]] <subcommand> [flags] [args]
 
 Call the MS-FSCADM administration API of a running crawler (POST /RPC2).
 -token, -user and -password give the credential a crawler started with
---admin-token or --admin-user/--admin-password requires.
+--admin-token or --admin-user/--admin-password requires; the --tls-* flags
+call a crawler whose HTTP interface runs mutual TLS (https, this client
+certificate, the crawler's checked against --tls-ca; docs/security.md).
 
 subcommands:
   list                                  list the collections

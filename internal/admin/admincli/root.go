@@ -5,12 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/cli"
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 // Root is trawl admin: its flags choose the crawler and the credentials,
@@ -28,8 +29,14 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	fs.StringVar(&auth.Token, "token", os.Getenv("TRAWL_ADMIN_TOKEN"), "token the crawler requires (--admin-token); default $TRAWL_ADMIN_TOKEN")
 	fs.StringVar(&auth.User, "user", "", "user for basic authentication (--admin-user)")
 	fs.StringVar(&auth.Password, "password", os.Getenv("TRAWL_ADMIN_PASSWORD"), "password for --user; default $TRAWL_ADMIN_PASSWORD")
+	tlsf := tlsconf.Register(fs)
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
+	}
+	tc, err := tlsf.Load()
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "trawl admin: %v\n", err)
+		return cli.ErrUsage
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprint(env.Stderr, Usage)
@@ -56,8 +63,12 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 		sfs.Usage()
 		return cli.ErrUsage
 	}
-	c := admin.NewClient(*addr, auth.HTTPClient(&http.Client{Timeout: 5 * time.Minute}))
-	err := run(ctx, env.Stdout, c, pos)
+	url := *addr
+	if tc != nil && !strings.Contains(url, "://") {
+		url = "https://" + url + admin.Path
+	}
+	c := admin.NewClient(url, auth.HTTPClient(tc.HTTPClient(*addr, 5*time.Minute)))
+	err = run(ctx, env.Stdout, c, pos)
 	if errors.Is(err, ErrUsage) {
 		return cli.ErrUsage
 	}

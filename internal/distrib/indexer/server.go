@@ -15,6 +15,7 @@ import (
 	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/index"
 	"github.com/trawl/trawl/internal/loop"
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 // ServerConfig configures an indexer process.
@@ -29,6 +30,9 @@ type ServerConfig struct {
 	Registry              nameserver.Registry
 	RebindInterval        time.Duration
 	Logger                *slog.Logger
+	// TLS, if set, makes the listener mutual TLS (the Registry's client
+	// is the caller's).
+	TLS *tlsconf.Config
 }
 
 // Server runs an indexer on TCP.
@@ -66,7 +70,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	s.drv = loop.New(loop.Config[*wire.Frame]{
 		Name:         "indexer",
 		Machine:      m,
-		Listeners:    map[string]loop.Listener[*wire.Frame]{"indexer": loop.NetListener[*wire.Frame](ln, wire.Codec{}, loop.StreamConfig{})},
+		Listeners:    map[string]loop.Listener[*wire.Frame]{"indexer": loop.NetListener[*wire.Frame](cfg.TLS.Listener(ln, tlsconf.LogRefused(cfg.Logger, "indexer")), wire.Codec{}, loop.StreamConfig{})},
 		Worker:       Work(ix, cfg.Registry.Bind),
 		MaxWork:      256,
 		TickInterval: tick,

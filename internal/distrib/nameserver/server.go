@@ -9,6 +9,7 @@ import (
 
 	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/loop"
+	"github.com/trawl/trawl/internal/tlsconf"
 )
 
 // ServerConfig configures a Server.
@@ -20,6 +21,8 @@ type ServerConfig struct {
 	PingInterval time.Duration
 	PingFailures int
 	Logger       *slog.Logger
+	// TLS, if set, makes the listener and the pings mutual TLS.
+	TLS *tlsconf.Config
 }
 
 // Server runs the name server machine on TCP.
@@ -49,12 +52,12 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	// A ping fails when refused, closed, or not answered within the
 	// interval (at least 2 s, so a busy machine is not taken for dead).
 	timeout := max(cfg.PingInterval, 2*time.Second)
-	pinger := &wire.Client{Timeout: timeout}
+	pinger := &wire.Client{Timeout: timeout, Dialer: cfg.TLS.Dialer(nil)}
 	s := &Server{cfg: cfg, ln: ln, store: st, m: m}
 	s.drv = loop.New(loop.Config[*wire.Frame]{
 		Name:      "nameserver",
 		Machine:   m,
-		Listeners: map[string]loop.Listener[*wire.Frame]{"ns": loop.NetListener[*wire.Frame](ln, wire.Codec{}, loop.StreamConfig{})},
+		Listeners: map[string]loop.Listener[*wire.Frame]{"ns": loop.NetListener[*wire.Frame](cfg.TLS.Listener(ln, tlsconf.LogRefused(cfg.Logger, "nameserver")), wire.Codec{}, loop.StreamConfig{})},
 		Storage:   st,
 		Worker: loop.WorkerFunc(func(ctx context.Context, spec any) (any, error) {
 			p := spec.(PingJob)

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/store"
+	"github.com/trawl/trawl/internal/tlsconf/tlstest"
 	"github.com/trawl/trawl/internal/webfarm"
 )
 
@@ -246,6 +248,7 @@ type clusterOpts struct {
 	proxyReplica   bool // the first duplicate server reaches its replica through a proxy (replicaProxy)
 	proxyFailover0 bool // node 0 reaches the replica's failover listener through a proxy (failoverProxy)
 	maxSites       int  // max_sites of the collection (0: the default)
+	tls            bool // every process runs with mutual TLS (one test CA)
 }
 
 type cluster struct {
@@ -258,6 +261,9 @@ type cluster struct {
 	want  []string
 	xml   string
 	hosts string
+
+	ca      *tlstest.CA // with o.tls
+	tlsArgs []string    // with o.tls: every process's TLS flags
 
 	mnsAddr string
 	mns     *proc
@@ -347,11 +353,16 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	for i := 0; i < o.nodes; i++ {
 		c.nodeIPs = append(c.nodeIPs, "127.0.0."+strconv.Itoa(11+i))
 	}
+	if o.tls {
+		c.ca = tlstest.NewCA(t, "trawl test CA")
+		_, files := c.ca.Issue("peer")
+		c.tlsArgs = files.Args()
+	}
 	return c
 }
 
 func (c *cluster) kaArgs() []string {
-	var a []string
+	a := slices.Clone(c.tlsArgs)
 	if c.o.keepalive > 0 {
 		a = append(a, "--keepalive", c.o.keepalive.String())
 	}
