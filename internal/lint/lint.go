@@ -6,7 +6,8 @@
 //     internal/nodesched, internal/dupserver, internal/distrib,
 //     internal/dmake). A package inside a role's own directory (the
 //     role's admin backend, internal/multinode/mnsadmin) may import that
-//     role, and no other. Test files are exempt: a test may wire roles
+//     role, and no other. SharedWire packages (internal/distrib/wire, the
+//     name server's wire format) are not roles: anyone may import them. Test files are exempt: a test may wire roles
 //     together to run a crawl in one process.
 //   - internal/config imports no wire package (internal/cmt,
 //     internal/marshal, internal/xmlrpc): the configuration model knows
@@ -41,6 +42,12 @@ import (
 
 // Roles are the protocol role packages, relative to the module.
 var Roles = []string{"internal/multinode", "internal/nodesched", "internal/dupserver", "internal/distrib", "internal/dmake"}
+
+// SharedWire are packages inside a role's directory that are not the role:
+// the wire format and client of MS-FSCDFT's name server and distributors
+// (internal/distrib/wire), which every role that registers in the name
+// server (dmake workers too) speaks.
+var SharedWire = []string{"internal/distrib/wire"}
 
 // WirePackages are the packages internal/config may not import.
 var WirePackages = []string{"internal/cmt", "internal/marshal", "internal/xmlrpc"}
@@ -152,6 +159,11 @@ func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, d
 
 // roleOf returns the role whose directory holds pkg.
 func roleOf(pkg string) (string, bool) {
+	for _, w := range SharedWire {
+		if under(pkg, w) {
+			return "", false
+		}
+	}
 	for _, r := range Roles {
 		if under(pkg, r) {
 			return r, true
