@@ -34,7 +34,6 @@ var Tables = map[string]string{
 var SizeExceptions = map[string]string{
 	"cmd/trawl: total":                    "issue #17 (trawl run's files shrink)",
 	"cmd/trawl/run.go: func runRun":       "issue #17 (trawl run's files shrink)",
-	"internal/multinode/machine.go: file": "issue #17 (the multinode machine is split)",
 	"internal/nodesched/machine.go: file": "issue #17 (the node scheduler is split along its seams)",
 	"internal/nodesched/feeding.go: file": "issue #17 (the node scheduler is split along its seams)",
 }

@@ -12,7 +12,8 @@ import (
 // TestRefreshCyclesNotSummedOverNodes: one refetch starts a refresh cycle
 // on every node scheduler, and each reports refresh_cycles 1; the
 // collection has started one cycle, not one per node (the statistics
-// engine starts a cycle each time the count grows). Other counters add up.
+// engine starts a cycle each time the count grows). Other counters add up
+// over the nodes. Reports carry a node's totals (nodestats.go).
 func TestRefreshCyclesNotSummedOverNodes(t *testing.T) {
 	h := newHarness(t, Config{}, testSpec(t, "c", ""))
 	h.join("n1", true)
@@ -36,16 +37,16 @@ func TestRefreshCyclesNotSummedOverNodes(t *testing.T) {
 	}
 	stat("n1", 10, 0)
 	stat("n2", 5, 0)
-	stat("n1", 1, 1) // the refetch reaches n1
+	stat("n1", 11, 1) // the refetch reaches n1
 	if got := get(); got["refresh_cycles"] != 1 || got["fetched"] != 16 {
 		t.Errorf("after n1's new cycle: %v", got)
 	}
-	stat("n2", 2, 1) // and n2
+	stat("n2", 7, 1) // and n2
 	if diff := cmp.Diff(map[string]int64{"fetched": 18, "refresh_cycles": 1}, get()); diff != "" {
 		t.Errorf("after both nodes' new cycle (-want +got):\n%s", diff)
 	}
-	stat("n2", 0, 1) // n2's own refresh period comes first
-	stat("n1", 0, 1)
+	stat("n2", 7, 2) // n2's own refresh period comes first
+	stat("n1", 11, 2)
 	if got := get()["refresh_cycles"]; got != 2 {
 		t.Errorf("refresh_cycles %d after a second cycle, want 2", got)
 	}
