@@ -21,6 +21,7 @@ import (
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/crawlsummary"
+	"github.com/trawl/trawl/internal/distrib/chain"
 	"github.com/trawl/trawl/internal/dupserver"
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/multinode"
@@ -70,8 +71,7 @@ type runOptions struct {
 	idleSettle time.Duration
 	serve      bool
 	warcDir    string
-	nameServer string     // feed through the content distributors (run_search.go)
-	chain      bool       // ... run in this process (run_chain.go)
+	nameServer string     // feed an external chain (run_feeding.go)
 	adm        adminFlags // run_admin.go
 }
 
@@ -94,8 +94,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fs.StringVar(&o.keyFile, "key-file", "", keyFileHelp)
 	fs.BoolVar(&o.index, "index", true, "feed the crawled documents into the full-text index under --data (false: crawl only)")
-	fs.BoolVar(&o.chain, "chain", false, "feed through a name server, a content distributor and an indexer run in this process over loopback TCP\n(distributor on base+390/391, indexer on base+400, its index under --data as usual)")
-	fs.StringVar(&o.nameServer, "nameserver", "", "HOST:PORT of a name server: feed the documents through its content distributors and indexers instead of the index under --data")
+	fs.StringVar(&o.nameServer, "nameserver", "", "HOST:PORT of a name server: feed the documents through its content distributors and indexers\n(default: a name server, a content distributor and an indexer in this process, the index under --data)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress line: auto (on a terminal), on, off")
 	fs.DurationVar(&o.idleSettle, "idle-settle", 1500*time.Millisecond, "with --once: how long the crawl must stay idle to count as complete")
@@ -338,9 +337,11 @@ type engine struct {
 	pipes sync.WaitGroup
 	// httpAddr is the address the HTTP interface listens on once running.
 	httpAddr chan net.Addr
-	// search is the index, its feeding and the search page; searchErr
-	// is why the index could not be opened.
+	// search is the index, its feeding and the search page; chain is
+	// the feeding chain behind it (nil with --index=false); searchErr is
+	// why they could not be opened.
 	search    *feed.Local
+	chain     *chain.Chain
 	searchErr error
 	// admin is the MS-FSCADM API, the status page and the metrics
 	// (run_admin.go).
@@ -349,7 +350,7 @@ type engine struct {
 
 func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logger) *engine {
 	e := &engine{log: log, mux: http.NewServeMux(), httpAddr: make(chan net.Addr, 1)}
-	e.search, e.searchErr = openFeeding(o, log)
+	e.search, e.chain, e.searchErr = openFeeding(o, log)
 	e.search.Mount(e.mux, o.adm.searchAuth().Wrap)
 	switch o.listen {
 	case "off":

@@ -40,6 +40,7 @@ details summary { cursor:pointer; color:var(--accent); margin:6px 0; }
 <header><h1>trawl</h1><span class="meta" id="meta">{{.Role}} · {{.Time}}</span></header>
 <main>
 <section><h2>Collections</h2><div id="collections"></div></section>
+<section id="chain-section" hidden><h2>Feeding chain</h2><div id="chain"></div></section>
 <section><h2>Rates</h2><div class="charts" id="charts"></div></section>
 <section id="sites-section"><h2>Sites</h2><div id="sites"></div></section>
 <section><h2>Recent errors</h2><div id="errors"></div></section>
@@ -141,9 +142,22 @@ function errors(d) {
   t.setAttribute("class", "left");
   box.append(t);
 }
+function chain(d) {
+  const sec = document.getElementById("chain-section"), box = document.getElementById("chain");
+  const c = d.chain;
+  sec.hidden = !c;
+  if (!c) return;
+  box.replaceChildren(el("p", {}, "name server " + c.nameserver + (c.in_process ? " (in this process)" : "") +
+    " · master: " + (c.master_id >= 0 ? "distributor " + c.master_id + " at " + c.master : "none") + (c.error ? " · " + c.error : "")));
+  const ds = c.distributors || [], ix = c.indexers || [];
+  if (ds.length) box.append(table(["distributor","address","role","sessions","operations in flight","error"],
+    ds.map(x => [x.node_id, x.addr, x.master ? "master" : "backup", num(x.sessions), num(x.operations_in_flight), x.error || ""])));
+  if (ix.length) box.append(table(["indexer partition","address","documents","error"],
+    ix.map(x => [x.partition, x.addr, num(x.documents), x.error || ""])));
+}
 function render(d) {
   document.getElementById("meta").textContent = d.role + " · up since " + when(d.started) + " · updated " + when(d.time);
-  collections(d); charts(d); sites(d); errors(d);
+  collections(d); chain(d); charts(d); sites(d); errors(d);
 }
 render(data);
 async function poll() {

@@ -18,8 +18,10 @@ import (
 type ServerConfig struct {
 	Config
 	// Listen is the host to listen on ("" every interface); the ports are
-	// BasePort+390 and BasePort+391.
-	Listen string
+	// BasePort+390 and BasePort+391, or with AnyPort two the system
+	// chooses (an in-process chain, which finds them through the registry).
+	Listen  string
+	AnyPort bool
 	// Registry is the name server (or etcd).
 	Registry nameserver.Registry
 	// CallTimeout bounds each call to another process, a ping included
@@ -56,8 +58,12 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, cl: &wire.Client{Timeout: cfg.CallTimeout}, data: &wire.Client{Timeout: 2 * time.Minute, MaxPending: 4096}}
 	listeners := map[string]loop.Listener[*wire.Frame]{}
-	for _, off := range []int{wire.PortInternal, wire.PortExternal} {
-		ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Listen, strconv.Itoa(cfg.BasePort+off)))
+	for i, off := range []int{wire.PortInternal, wire.PortExternal} {
+		port := cfg.BasePort + off
+		if cfg.AnyPort {
+			port = 0
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Listen, strconv.Itoa(port)))
 		if err != nil {
 			for _, l := range s.lns {
 				l.Close()
@@ -66,7 +72,16 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		}
 		s.lns = append(s.lns, ln)
 		listeners[strconv.Itoa(off)] = loop.NetListener[*wire.Frame](ln, wire.Codec{}, loop.StreamConfig{})
+		if cfg.AnyPort {
+			p := ln.Addr().(*net.TCPAddr).Port
+			if i == 0 {
+				cfg.Config.Port = p
+			} else {
+				cfg.Config.ExternalPort = p
+			}
+		}
 	}
+	s.cfg = cfg
 	s.m = New(cfg.Config)
 	tick := min(cfg.Config.CheckMaster, cfg.Config.PingMaster) / 2
 	if tick <= 0 || tick > time.Second {

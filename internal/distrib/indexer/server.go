@@ -19,8 +19,11 @@ import (
 
 // ServerConfig configures an indexer process.
 type ServerConfig struct {
-	// Listen is the host to listen on; the port is BasePort+400.
+	// Listen is the host to listen on; the port is BasePort+400, or with
+	// AnyPort one the system chooses (an in-process chain, which finds it
+	// through the registry).
 	Listen   string
+	AnyPort  bool
 	Host     string
 	BasePort int
 	// Dir holds the index (Dir/index).
@@ -51,7 +54,11 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Listen, strconv.Itoa(cfg.BasePort+PortOffset)))
+	port := cfg.BasePort + PortOffset
+	if cfg.AnyPort {
+		port = 0
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Listen, strconv.Itoa(port)))
 	if err != nil {
 		ix.Close()
 		return nil, fmt.Errorf("indexer: %w", err)
