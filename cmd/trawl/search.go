@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/distrib/indexer"
@@ -34,7 +35,7 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 	from := fs.Int("from", 0, "skip this many results")
 	size := fs.Int("size", 10, fmt.Sprintf("results per page (at most %d)", index.MaxPageSize))
 	serve := fs.String("serve", "", "serve the search page and API on this address (host:port) until interrupted")
-	ns := fs.String("nameserver", "", "HOST:PORT of a name server: query every indexer bound there and merge the results by score")
+	ns := fs.String("nameserver", "", "HOST:PORT of a name server: query every indexer partition bound there and merge the results by score\n(instead of the index under --data; with --serve too)")
 	var auth admin.Auth
 	fs.StringVar(&auth.Token, "admin-token", "", "with --serve, require this token (Authorization: Bearer, or as a basic-auth password) on the page and API, as the admin API does")
 	fs.StringVar(&auth.User, "admin-user", "", "with --serve, require basic authentication with this user (and --admin-password)")
@@ -51,16 +52,12 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintln(env.stderr, "trawl search: no query (or use --serve ADDR)")
 		return errUsage
 	}
-	var res *index.Results
+	var src index.Searcher
 	if *ns != "" {
-		if *serve != "" || *site != "" || *typ != "" {
-			fmt.Fprintln(env.stderr, "trawl search: --nameserver takes a query only (no --serve, --site or --type)")
-			return errUsage
-		}
-		var err error
-		if res, err = searchIndexers(ctx, *ns, query, *collection, *from, *size); err != nil {
-			return err
-		}
+		// Every indexer partition bound in the name server, merged.
+		cl := &wire.Client{Timeout: 30 * time.Second}
+		defer cl.Close()
+		src = indexer.Searcher{Registry: nameserver.NewClient(*ns, cl), Client: cl}
 	} else {
 		dir := *indexDir
 		if dir == "" {
@@ -74,14 +71,14 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 			return err
 		}
 		defer idx.Close()
-
-		if *serve != "" {
-			return serveSearch(ctx, env, idx, *serve, auth)
-		}
-		res, err = idx.Search(ctx, query, index.SearchOptions{Collection: *collection, Site: *site, Type: *typ, From: *from, Size: *size})
-		if err != nil {
-			return err
-		}
+		src = idx
+	}
+	if *serve != "" {
+		return serveSearch(ctx, env, src, *serve, auth)
+	}
+	res, err := src.Search(ctx, query, index.SearchOptions{Collection: *collection, Site: *site, Type: *typ, From: *from, Size: *size})
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		enc := json.NewEncoder(env.stdout)
@@ -91,24 +88,7 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 	return res.WriteText(env.stdout)
 }
 
-// searchIndexers queries every indexer partition bound in the name server
-// and merges the hits by score.
-func searchIndexers(ctx context.Context, ns, query, collection string, from, size int) (*index.Results, error) {
-	cl := &wire.Client{}
-	defer cl.Close()
-	hits, total, err := indexer.SearchAll(ctx, nameserver.NewClient(ns, cl), cl, query, collection, from+size)
-	if err != nil {
-		return nil, err
-	}
-	if from < len(hits) {
-		hits = hits[from:]
-	} else {
-		hits = nil
-	}
-	return &index.Results{Query: query, Parsed: query, Total: total, From: from, Size: size, Hits: hits}, nil
-}
-
-func serveSearch(ctx context.Context, env *cmdEnv, idx *index.Index, addr string, auth admin.Auth) error {
+func serveSearch(ctx context.Context, env *cmdEnv, idx index.Searcher, addr string, auth admin.Auth) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err

@@ -25,6 +25,9 @@ type Local struct {
 	// content distributors of a distributed chain, named RemoteName.
 	Remote     Dialer
 	RemoteName string
+	// Searcher, when set, serves the search page instead of Index: the
+	// indexers of a distributed chain, merged.
+	Searcher index.Searcher
 	// OnClose run after Close closed the index (stopping an in-process
 	// chain, closing the remote client).
 	OnClose []func() error
@@ -89,10 +92,14 @@ func (s *Local) result(r Result) {
 // Mount adds the search page (/search) and the JSON API (/api/search) to
 // an HTTP interface, each wrapped by wrap (authentication; nil: none).
 func (s *Local) Mount(mux *http.ServeMux, wrap func(http.Handler) http.Handler) {
-	if s.Index == nil {
+	var src index.Searcher = s.Searcher
+	if src == nil && s.Index != nil {
+		src = s.Index
+	}
+	if src == nil {
 		return
 	}
-	h := index.Handler(s.Index)
+	h := index.Handler(src)
 	if wrap != nil {
 		h = wrap(h)
 	}

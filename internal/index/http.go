@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"encoding/json"
 	"html/template"
 	"net/http"
@@ -8,6 +9,12 @@ import (
 	"strconv"
 	"strings"
 )
+
+// Searcher runs a search: an *Index, or the indexer partitions of a
+// distributed feeding chain merged (internal/distrib/indexer.Searcher).
+type Searcher interface {
+	Search(ctx context.Context, q string, o SearchOptions) (*Results, error)
+}
 
 // Handler serves the search API and the search page over idx:
 //
@@ -20,7 +27,7 @@ import (
 //
 // The handler is meant to be mounted at the root of a server (trawl run
 // mounts it next to its other pages).
-func Handler(idx *Index) http.Handler {
+func Handler(idx Searcher) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/search", func(w http.ResponseWriter, r *http.Request) {
 		q, opts, err := searchParams(r.URL.Query())

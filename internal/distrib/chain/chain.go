@@ -62,6 +62,7 @@ type Chain struct {
 	reg       nameserver.Registry
 	client    *distrib.Client
 	survey    *wire.Client
+	search    *wire.Client
 	log       *slog.Logger
 	cancel    context.CancelFunc
 	done      []chan error
@@ -77,7 +78,7 @@ func Open(cfg Config) (*feed.Local, *Chain, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Chain{NameServer: cfg.NameServer, InProcess: cfg.NameServer == "", log: cfg.Logger,
-		survey: &wire.Client{Timeout: 5 * time.Second}}
+		survey: &wire.Client{Timeout: 5 * time.Second}, search: &wire.Client{Timeout: 30 * time.Second}}
 	s := feed.NewLocal(nil, cfg.Logger)
 	if c.InProcess {
 		ix, err := c.start(cfg)
@@ -90,6 +91,9 @@ func Open(cfg Config) (*feed.Local, *Chain, error) {
 	c.reg = nameserver.NewClient(c.NameServer, nil)
 	c.client = distrib.NewClient(c.reg, cfg.Logger.With("role", "distrib-client"))
 	s.Remote, s.RemoteName = c.client.Dial, c.NameServer
+	if !c.InProcess {
+		s.Searcher = c.Searcher()
+	}
 	s.OnClose = append(s.OnClose, c.Close)
 	return s, c, nil
 }
@@ -157,12 +161,16 @@ func (c *Chain) Survey(ctx context.Context) (distrib.Survey, error) {
 	return distrib.Take(ctx, c.reg, c.survey)
 }
 
+// Searcher searches every indexer partition of the chain, merged.
+func (c *Chain) Searcher() indexer.Searcher { return indexer.Searcher{Registry: c.reg, Client: c.search} }
+
 // Close closes the content client, then stops the in-process roles.
 func (c *Chain) Close() error {
 	if c.client != nil {
 		c.client.Close()
 	}
 	c.survey.Close()
+	c.search.Close()
 	return c.stop()
 }
 
