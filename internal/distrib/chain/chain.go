@@ -162,7 +162,9 @@ func (c *Chain) Survey(ctx context.Context) (distrib.Survey, error) {
 }
 
 // Searcher searches every indexer partition of the chain, merged.
-func (c *Chain) Searcher() indexer.Searcher { return indexer.Searcher{Registry: c.reg, Client: c.search} }
+func (c *Chain) Searcher() indexer.Searcher {
+	return indexer.Searcher{Registry: c.reg, Client: c.search}
+}
 
 // Close closes the content client, then stops the in-process roles.
 func (c *Chain) Close() error {
