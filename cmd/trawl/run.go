@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -105,47 +106,11 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if o.serve && o.listen == "off" {
-		fmt.Fprintln(env.stderr, "trawl run: --serve keeps the HTTP interface up, but --listen off disables it: drop one of them")
-		return errUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "trawl run: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
-	}
-	if len(o.configs) == 0 {
-		o.demo = true
-	}
-	if o.demo {
-		if len(o.configs) > 0 {
-			fmt.Fprintln(env.stderr, "trawl run: --demo and --config exclude each other")
-			return errUsage
-		}
-		o.once = true
-	}
-	log, level, err := admin.NewLogger(env.stderr, o.logLevel)
+	log, err := o.check(env, fs)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "trawl run: %v\n", err)
-		return errUsage
-	}
-	o.adm.level = level
-	if o.adm.protectSearch && !o.adm.auth().Enabled() {
-		fmt.Fprintln(env.stderr, "trawl run: --search-auth needs --admin-token or --admin-user")
-		return errUsage
-	}
-	if err := o.adm.checkListen(o.listen, "--listen"); err != nil {
-		fmt.Fprintf(env.stderr, "trawl run: %v\n", err)
-		return errUsage
-	}
-	if err := os.MkdirAll(o.data, 0o755); err != nil {
 		return err
 	}
-	if o.warcDir != "" {
-		if o.warcDir, err = filepath.Abs(o.warcDir); err != nil {
-			return err
-		}
-	}
-	if o.key, err = passwordKey(o.keyFile); err != nil {
+	if err := o.prepare(); err != nil {
 		return err
 	}
 	if o.cpuProfile != "" {
@@ -162,47 +127,17 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-
 	var farm *webfarm.Farm
 	var expect []string
 	if o.demo {
-		farm, expect, err = startDemo(ctx, env, &o)
-		if err != nil {
+		if farm, expect, err = startDemo(ctx, env, &o); err != nil {
 			return err
 		}
 		defer farm.Close()
 	}
-
-	var cols []*config.Collection
-	var specs []*multinode.CollectionSpec
-	for _, path := range o.configs {
-		cfg, err := config.ParseFile(path, nil)
-		if err != nil {
-			var el config.ErrorList
-			if errors.As(err, &el) {
-				for _, e := range el {
-					fmt.Fprintln(env.stderr, e.Error())
-				}
-				return exitError{1}
-			}
-			return err
-		}
-		for _, w := range cfg.Warnings {
-			if !w.NotHonoured {
-				fmt.Fprintln(env.stderr, "warning: "+w.Error())
-			}
-		}
-		for _, col := range cfg.Collections {
-			spec, err := multinode.NewCollectionSpec(col, nil)
-			if err != nil {
-				return err
-			}
-			cols = append(cols, col)
-			specs = append(specs, spec)
-		}
-	}
-	if len(cols) == 0 {
-		return errors.New("the configuration holds no collection")
+	specs, err := loadSpecs(env, o.configs)
+	if err != nil {
+		return err
 	}
 
 	_, statErr := os.Stat(filepath.Join(o.data, "node"))
@@ -260,6 +195,93 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		return runErr
 	}
 	return nil
+}
+
+// check checks the flags together (printing what is wrong) and returns
+// the process's logger.
+func (o *runOptions) check(env *cmdEnv, fs *flag.FlagSet) (*slog.Logger, error) {
+	usage := func(msg string) (*slog.Logger, error) {
+		fmt.Fprintln(env.stderr, "trawl run: "+msg)
+		return nil, errUsage
+	}
+	if o.serve && o.listen == "off" {
+		return usage("--serve keeps the HTTP interface up, but --listen off disables it: drop one of them")
+	}
+	if fs.NArg() > 0 {
+		return usage(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
+	if len(o.configs) == 0 {
+		o.demo = true
+	}
+	if o.demo {
+		if len(o.configs) > 0 {
+			return usage("--demo and --config exclude each other")
+		}
+		o.once = true
+	}
+	log, level, err := admin.NewLogger(env.stderr, o.logLevel)
+	if err != nil {
+		return usage(err.Error())
+	}
+	o.adm.level = level
+	if o.adm.protectSearch && !o.adm.auth().Enabled() {
+		return usage("--search-auth needs --admin-token or --admin-user")
+	}
+	if err := o.adm.checkListen(o.listen, "--listen"); err != nil {
+		return usage(err.Error())
+	}
+	return log, nil
+}
+
+// prepare creates the data directory and resolves what the flags name.
+func (o *runOptions) prepare() error {
+	if err := os.MkdirAll(o.data, 0o755); err != nil {
+		return err
+	}
+	var err error
+	if o.warcDir != "" {
+		if o.warcDir, err = filepath.Abs(o.warcDir); err != nil {
+			return err
+		}
+	}
+	o.key, err = passwordKey(o.keyFile)
+	return err
+}
+
+// loadSpecs parses the configuration files and prepares their
+// collections; the configuration's errors (and its warnings about
+// parameters that are honoured) go to stderr.
+func loadSpecs(env *cmdEnv, paths []string) ([]*multinode.CollectionSpec, error) {
+	var specs []*multinode.CollectionSpec
+	for _, path := range paths {
+		cfg, err := config.ParseFile(path, nil)
+		if err != nil {
+			var el config.ErrorList
+			if errors.As(err, &el) {
+				for _, e := range el {
+					fmt.Fprintln(env.stderr, e.Error())
+				}
+				return nil, exitError{1}
+			}
+			return nil, err
+		}
+		for _, w := range cfg.Warnings {
+			if !w.NotHonoured {
+				fmt.Fprintln(env.stderr, "warning: "+w.Error())
+			}
+		}
+		for _, col := range cfg.Collections {
+			spec, err := multinode.NewCollectionSpec(col, nil)
+			if err != nil {
+				return nil, err
+			}
+			specs = append(specs, spec)
+		}
+	}
+	if len(specs) == 0 {
+		return nil, errors.New("the configuration holds no collection")
+	}
+	return specs, nil
 }
 
 // waitCrawl shows the progress line until the crawl ends: the engine
