@@ -108,7 +108,10 @@
 // gets exactly one result. An operation for another collection than the
 // session's is rejected; no indexer for its partition, or an indexer that
 // fails, makes it a retryable error. A process for an unknown session
-// raises processing::unknown_session.
+// raises processing::unknown_session. When a session is created on a
+// distributor that knows no indexer yet it lists them at once, and a
+// process call that comes while that list is under way waits for it (at
+// most 64 such calls) instead of failing its batch.
 //
 // The content client (Client, a feed.Dialer) resolves the master through
 // the registry at each dial, asks it for a session, and turns each result

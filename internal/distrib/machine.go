@@ -96,6 +96,7 @@ type Machine struct {
 	nextList      time.Time
 	listJob       uint64
 	opsJobs       map[uint64]opsJob
+	held          []heldCall // process calls waiting for the list
 	inflightOps   int64
 
 	// The periodic bind of the dispatcher_node, in a job id space of its

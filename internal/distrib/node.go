@@ -123,5 +123,10 @@ func (m *Machine) nodeCallDone(pc pendingCall, ev loop.Event[*wire.Frame]) {
 	}
 	m.sessions[id] = session{collection: coll, external: external}
 	m.updateLoad()
+	if m.partitions == 0 {
+		// The session's operations need the indexers: list them now
+		// rather than fail its first batch.
+		m.refreshIndexers(ev.Now, true)
+	}
 	m.Pending.Send(pc.peer, wire.ReplyTo(f, m.sessionAOR(id, external).Value()), 0)
 }

@@ -198,13 +198,17 @@ type Status struct {
 	Master   string
 	Nodes    []int64
 	Sessions []int64
+	// Partitions is the partition count of the indexers it knows (0:
+	// none known yet).
+	Partitions int
 }
 
 // Status reads the machine's state on its goroutine.
 func (s *Server) Status(ctx context.Context) (Status, error) {
 	var st Status
 	err := s.drv.Do(ctx, func(time.Time) {
-		st = Status{NodeID: s.cfg.NodeID, Role: s.m.Role(), Master: s.m.MasterAddr(), Nodes: s.m.Nodes(), Sessions: s.m.Sessions()}
+		st = Status{NodeID: s.cfg.NodeID, Role: s.m.Role(), Master: s.m.MasterAddr(), Nodes: s.m.Nodes(), Sessions: s.m.Sessions(),
+			Partitions: s.m.partitions}
 	})
 	return st, err
 }

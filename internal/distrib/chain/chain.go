@@ -14,7 +14,7 @@
 // bindings of an earlier run would only point at nothing). The indexer's
 // index is DATA/index, where trawl search --data and the search page look.
 // Open returns once the distributor is master and the indexer is bound,
-// so the first session is not refused.
+// so the first session is neither refused nor its first batch failed.
 //
 // With NameServer the crawl feeds an external chain found through that
 // name server: nothing runs in the process, the search page queries every
@@ -124,6 +124,13 @@ func (c *Chain) start(cfg Config) (*index.Index, error) {
 		return nil, err
 	}
 	run(isrv)
+	// The indexer first: the distributor lists the indexers as it starts.
+	if err := c.ready(ctx, "the indexer to bind itself", func() bool {
+		ixs, err := reg.List(ctx, wire.NameIndexPrefix)
+		return err == nil && len(ixs) > 0
+	}); err != nil {
+		return isrv.Index(), err
+	}
 	dsrv, err := distrib.NewServer(distrib.ServerConfig{
 		Config: distrib.Config{NodeID: 0, Host: "127.0.0.1", CheckMaster: timers, PingMaster: timers},
 		Listen: "127.0.0.1", AnyPort: true, Registry: reg, Logger: cfg.Logger.With("role", "distributor"),
@@ -132,27 +139,26 @@ func (c *Chain) start(cfg Config) (*index.Index, error) {
 		return isrv.Index(), err
 	}
 	run(dsrv)
-	return isrv.Index(), c.ready(ctx, reg, dsrv)
+	// A session's creation lists the indexers; its first batch waits for
+	// the list.
+	return isrv.Index(), c.ready(ctx, "the distributor to be master", func() bool {
+		st, err := dsrv.Status(ctx)
+		return err == nil && st.Role == distrib.Master && len(st.Nodes) > 0
+	})
 }
 
-// ready waits (at most 30 s) until the distributor is master and the
-// indexer is bound.
-func (c *Chain) ready(ctx context.Context, reg nameserver.Registry, d *distrib.Server) error {
+// ready waits (at most 30 s) until ok.
+func (c *Chain) ready(ctx context.Context, what string, ok func() bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
-		st, err := d.Status(ctx)
-		if err == nil && st.Role == distrib.Master {
-			if ixs, err := reg.List(ctx, wire.NameIndexPrefix); err == nil && len(ixs) > 0 {
-				return nil
-			}
-		}
+	for wait := time.Millisecond; !ok(); wait = min(2*wait, 50*time.Millisecond) {
 		select {
 		case <-ctx.Done():
-			return errors.New("the distributor did not become master with its indexer bound within 30 s")
+			return fmt.Errorf("waited 30 s for %s", what)
 		case <-time.After(wait):
 		}
 	}
+	return nil
 }
 
 // Survey reports the chain: the master, each distributor's sessions and

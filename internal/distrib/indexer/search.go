@@ -140,7 +140,8 @@ func merge(parts []*index.Results, o index.SearchOptions) *index.Results {
 	// A k-way merge of the partitions' lists, each kept in its own order:
 	// the best head first, a tie to the earlier partition. The first n
 	// merged hits then depend only on the first n of each partition, so
-	// pages of any size agree with each other.
+	// pages of any size agree with each other (up to the order of equal
+	// scores, which an index does not keep from one query to the next).
 	heads := make([]int, len(parts))
 	for n := 0; n < o.From+o.Size; n++ {
 		best := -1
