@@ -83,6 +83,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	s.cfg = cfg
 	s.m = New(cfg.Config)
+	// The election starts at once, not a tick from now.
+	s.m.Pending.WakeAt(time.Now())
 	tick := min(cfg.Config.CheckMaster, cfg.Config.PingMaster) / 2
 	if tick <= 0 || tick > time.Second {
 		tick = time.Second

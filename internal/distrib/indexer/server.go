@@ -67,6 +67,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if tick <= 0 || tick > time.Second {
 		tick = time.Second
 	}
+	// The first bind at once, not a tick from now.
+	m.Pending.WakeAt(time.Now())
 	s := &Server{ix: ix, ln: ln, m: m}
 	s.drv = loop.New(loop.Config[*wire.Frame]{
 		Name:         "indexer",
