@@ -37,7 +37,9 @@ func init() {
 
 const runSummary = `Crawl what the configuration says. trawl run starts the multinode scheduler, one node
 scheduler and a duplicate server in this process; they talk MS-FSCMT to each other over
-in-memory connections, the same code path as a multi-machine crawl. State lives under --data:
+in-memory connections, the same code path as a multi-machine crawl. What it crawls goes
+through a name server, a content distributor and an indexer in this process (MS-FSCDFT over
+loopback TCP), or with --nameserver those of a distributed chain. State lives under --data:
 a restart with the same --data continues where the last run stopped (also after kill -9).
 
 With --demo (or without --config) trawl starts its built-in synthetic web on 127.x.y.z
