@@ -124,7 +124,8 @@ func (c *Chain) start(cfg Config) (*index.Index, error) {
 		return nil, err
 	}
 	run(isrv)
-	// The indexer first: the distributor lists the indexers as it starts.
+	// The indexer first, bound before the distributor lists the indexers
+	// (at the first session).
 	if err := c.ready(ctx, "the indexer to bind itself", func() bool {
 		ixs, err := reg.List(ctx, wire.NameIndexPrefix)
 		return err == nil && len(ixs) > 0
