@@ -557,7 +557,7 @@ func TestDistribBadInput(t *testing.T) {
 	// trawl distributors shows the master, its session and the indexer.
 	code, out, errOut := runTrawl(t, "", "distributors", "--nameserver", c.ns)
 	if code != 0 || !strings.Contains(out, "master "+c.cdAddr(m)) ||
-		!regexp.MustCompile(`distributor \d+ \S+ master sessions 1 load 1`).MatchString(out) ||
+		!regexp.MustCompile(`distributor \d+ \S+ master sessions 1 operations-in-flight 0 load 1`).MatchString(out) ||
 		!strings.Contains(out, "indexer partition 0 of 1") {
 		t.Errorf("trawl distributors: exit %d\n%s\n%s", code, out, errOut)
 	}
