@@ -101,7 +101,7 @@ func init() {
 func runDistributors(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "distributors", "distributors (--nameserver HOST:PORT | --registry etcd://HOST:PORT,...) [--json]",
 		"Show the feeding chain registered in the name server: which content distributor is master, the sessions\n"+
-			"and load (sessions + operations in flight) of each, and each indexer partition with its document count.")
+			"operations in flight and load (the two added up) of each, and each indexer partition with its document count.")
 	ns := fs.String("nameserver", "", "HOST:PORT of the name server")
 	registry := fs.String("registry", "", "etcd://HOST:PORT[,HOST:PORT...]: etcd as the registry")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -143,7 +143,7 @@ func runDistributors(ctx context.Context, env *cmdEnv, args []string) error {
 			fmt.Fprintf(env.stdout, "distributor %d %s %s: %s\n", d.NodeID, d.Addr, role, d.Err)
 			continue
 		}
-		fmt.Fprintf(env.stdout, "distributor %d %s %s sessions %d load %d\n", d.NodeID, d.Addr, role, d.Sessions, d.Load)
+		fmt.Fprintf(env.stdout, "distributor %d %s %s sessions %d operations-in-flight %d load %d\n", d.NodeID, d.Addr, role, d.Sessions, d.Operations, d.Load)
 	}
 	for _, ix := range s.Indexers {
 		if ix.Err != "" {

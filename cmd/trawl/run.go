@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/crawlsummary"
+	"github.com/trawl/trawl/internal/distrib/chain"
 	"github.com/trawl/trawl/internal/dupserver"
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/multinode"
@@ -35,7 +37,9 @@ func init() {
 
 const runSummary = `Crawl what the configuration says. trawl run starts the multinode scheduler, one node
 scheduler and a duplicate server in this process; they talk MS-FSCMT to each other over
-in-memory connections, the same code path as a multi-machine crawl. State lives under --data:
+in-memory connections, the same code path as a multi-machine crawl. What it crawls goes
+through a name server, a content distributor and an indexer in this process (MS-FSCDFT over
+loopback TCP), or with --nameserver those of a distributed chain. State lives under --data:
 a restart with the same --data continues where the last run stopped (also after kill -9).
 
 With --demo (or without --config) trawl starts its built-in synthetic web on 127.x.y.z
@@ -71,8 +75,7 @@ type runOptions struct {
 	idleSettle time.Duration
 	serve      bool
 	warcDir    string
-	nameServer string     // feed through the content distributors (run_search.go)
-	chain      bool       // ... run in this process (run_chain.go)
+	nameServer string     // feed an external chain (run_feeding.go)
 	adm        adminFlags // run_admin.go
 }
 
@@ -96,8 +99,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&o.keyFile, "key-file", "", keyFileHelp)
 	o.index = true
 	fs.Var(indexFlag{on: &o.index, url: &o.indexURL}, "index", "true: feed the crawled documents into the full-text index under --data; false: crawl only;\nopensearch://HOST:PORT[,HOST:PORT]/INDEX: feed them into that OpenSearch index (the search page queries it)")
-	fs.BoolVar(&o.chain, "chain", false, "feed through a name server, a content distributor and an indexer run in this process over loopback TCP\n(distributor on base+390/391, indexer on base+400, its index under --data as usual)")
-	fs.StringVar(&o.nameServer, "nameserver", "", "HOST:PORT of a name server: feed the documents through its content distributors and indexers instead of the index under --data")
+	fs.StringVar(&o.nameServer, "nameserver", "", "HOST:PORT of a name server: feed the documents through its content distributors and indexers\n(default: a name server, a content distributor and an indexer in this process, the index under --data)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress line: auto (on a terminal), on, off")
 	fs.DurationVar(&o.idleSettle, "idle-settle", 1500*time.Millisecond, "with --once: how long the crawl must stay idle to count as complete")
@@ -109,50 +111,11 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if o.serve && o.listen == "off" {
-		fmt.Fprintln(env.stderr, "trawl run: --serve keeps the HTTP interface up, but --listen off disables it: drop one of them")
-		return errUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "trawl run: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
-	}
-	if len(o.configs) == 0 {
-		o.demo = true
-	}
-	if o.demo {
-		if len(o.configs) > 0 {
-			fmt.Fprintln(env.stderr, "trawl run: --demo and --config exclude each other")
-			return errUsage
-		}
-		o.once = true
-	}
-	log, level, err := admin.NewLogger(env.stderr, o.logLevel)
+	log, err := o.check(env, fs)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "trawl run: %v\n", err)
-		return errUsage
-	}
-	o.adm.level = level
-	if o.adm.tls, err = loadTLS(env, "run", o.adm.tlsFlags); err != nil {
 		return err
 	}
-	if o.adm.protectSearch && !o.adm.auth().Enabled() {
-		fmt.Fprintln(env.stderr, "trawl run: --search-auth needs --admin-token or --admin-user")
-		return errUsage
-	}
-	if err := o.adm.checkListen(o.listen, "--listen"); err != nil {
-		fmt.Fprintf(env.stderr, "trawl run: %v\n", err)
-		return errUsage
-	}
-	if err := os.MkdirAll(o.data, 0o755); err != nil {
-		return err
-	}
-	if o.warcDir != "" {
-		if o.warcDir, err = filepath.Abs(o.warcDir); err != nil {
-			return err
-		}
-	}
-	if o.key, err = passwordKey(o.keyFile); err != nil {
+	if err := o.prepare(); err != nil {
 		return err
 	}
 	if o.cpuProfile != "" {
@@ -169,47 +132,17 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-
 	var farm *webfarm.Farm
 	var expect []string
 	if o.demo {
-		farm, expect, err = startDemo(ctx, env, &o)
-		if err != nil {
+		if farm, expect, err = startDemo(ctx, env, &o); err != nil {
 			return err
 		}
 		defer farm.Close()
 	}
-
-	var cols []*config.Collection
-	var specs []*multinode.CollectionSpec
-	for _, path := range o.configs {
-		cfg, err := config.ParseFile(path, nil)
-		if err != nil {
-			var el config.ErrorList
-			if errors.As(err, &el) {
-				for _, e := range el {
-					fmt.Fprintln(env.stderr, e.Error())
-				}
-				return exitError{1}
-			}
-			return err
-		}
-		for _, w := range cfg.Warnings {
-			if !w.NotHonoured {
-				fmt.Fprintln(env.stderr, "warning: "+w.Error())
-			}
-		}
-		for _, col := range cfg.Collections {
-			spec, err := multinode.NewCollectionSpec(col, nil)
-			if err != nil {
-				return err
-			}
-			cols = append(cols, col)
-			specs = append(specs, spec)
-		}
-	}
-	if len(cols) == 0 {
-		return errors.New("the configuration holds no collection")
+	specs, err := loadSpecs(env, o.configs)
+	if err != nil {
+		return err
 	}
 
 	_, statErr := os.Stat(filepath.Join(o.data, "node"))
@@ -275,6 +208,96 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		return runErr
 	}
 	return nil
+}
+
+// check checks the flags together (printing what is wrong) and returns
+// the process's logger.
+func (o *runOptions) check(env *cmdEnv, fs *flag.FlagSet) (*slog.Logger, error) {
+	usage := func(msg string) (*slog.Logger, error) {
+		fmt.Fprintln(env.stderr, "trawl run: "+msg)
+		return nil, errUsage
+	}
+	if o.serve && o.listen == "off" {
+		return usage("--serve keeps the HTTP interface up, but --listen off disables it: drop one of them")
+	}
+	if fs.NArg() > 0 {
+		return usage(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
+	if len(o.configs) == 0 {
+		o.demo = true
+	}
+	if o.demo {
+		if len(o.configs) > 0 {
+			return usage("--demo and --config exclude each other")
+		}
+		o.once = true
+	}
+	log, level, err := admin.NewLogger(env.stderr, o.logLevel)
+	if err != nil {
+		return usage(err.Error())
+	}
+	o.adm.level = level
+	if o.adm.tls, err = loadTLS(env, "run", o.adm.tlsFlags); err != nil {
+		return nil, err
+	}
+	if o.adm.protectSearch && !o.adm.auth().Enabled() {
+		return usage("--search-auth needs --admin-token or --admin-user")
+	}
+	if err := o.adm.checkListen(o.listen, "--listen"); err != nil {
+		return usage(err.Error())
+	}
+	return log, nil
+}
+
+// prepare creates the data directory and resolves what the flags name.
+func (o *runOptions) prepare() error {
+	if err := os.MkdirAll(o.data, 0o755); err != nil {
+		return err
+	}
+	var err error
+	if o.warcDir != "" {
+		if o.warcDir, err = filepath.Abs(o.warcDir); err != nil {
+			return err
+		}
+	}
+	o.key, err = passwordKey(o.keyFile)
+	return err
+}
+
+// loadSpecs parses the configuration files and prepares their
+// collections; the configuration's errors (and its warnings about
+// parameters that are honoured) go to stderr.
+func loadSpecs(env *cmdEnv, paths []string) ([]*multinode.CollectionSpec, error) {
+	var specs []*multinode.CollectionSpec
+	for _, path := range paths {
+		cfg, err := config.ParseFile(path, nil)
+		if err != nil {
+			var el config.ErrorList
+			if errors.As(err, &el) {
+				for _, e := range el {
+					fmt.Fprintln(env.stderr, e.Error())
+				}
+				return nil, exitError{1}
+			}
+			return nil, err
+		}
+		for _, w := range cfg.Warnings {
+			if !w.NotHonoured {
+				fmt.Fprintln(env.stderr, "warning: "+w.Error())
+			}
+		}
+		for _, col := range cfg.Collections {
+			spec, err := multinode.NewCollectionSpec(col, nil)
+			if err != nil {
+				return nil, err
+			}
+			specs = append(specs, spec)
+		}
+	}
+	if len(specs) == 0 {
+		return nil, errors.New("the configuration holds no collection")
+	}
+	return specs, nil
 }
 
 // waitCrawl shows the progress line until the crawl ends: the engine
@@ -352,9 +375,11 @@ type engine struct {
 	pipes sync.WaitGroup
 	// httpAddr is the address the HTTP interface listens on once running.
 	httpAddr chan net.Addr
-	// search is the index, its feeding and the search page; searchErr
-	// is why the index could not be opened.
+	// search is the index, its feeding and the search page; chain is
+	// the feeding chain behind it (nil with --index=false); searchErr is
+	// why they could not be opened.
 	search    *feed.Local
+	chain     *chain.Chain
 	searchErr error
 	// admin is the MS-FSCADM API, the status page and the metrics
 	// (run_admin.go).
@@ -363,7 +388,7 @@ type engine struct {
 
 func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logger) *engine {
 	e := &engine{log: log, mux: http.NewServeMux(), httpAddr: make(chan net.Addr, 1)}
-	e.search, e.searchErr = openFeeding(o, log)
+	e.search, e.chain, e.searchErr = openFeeding(o, log)
 	e.search.Mount(e.mux, o.adm.searchAuth().Wrap)
 	switch o.listen {
 	case "off":

@@ -104,6 +104,10 @@ func newRunAdmin(e *engine, o *runOptions, specs []*multinode.CollectionSpec) *a
 	opts.Role, opts.Configs, opts.Store = admin.Standalone, o.configs, store
 	eng := standalone{Engine: &mnsadmin.Engine{MNS: e.mns}, ns: nsadmin.Engine{NS: e.ns}}
 	h := newAdminHTTP(crawladmin.New(eng, mnsadmin.Configs(specs), opts), o.adm, e.ns)
+	if e.chain != nil {
+		// A fresh registry holds no chain metrics yet: no collision.
+		_ = h.SetChain(e.chain.Status, e.chain.Collector())
+	}
 	h.Mount(e.mux)
 	return h
 }

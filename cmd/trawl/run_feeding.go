@@ -3,44 +3,23 @@ package main
 import (
 	"log/slog"
 
+	"github.com/trawl/trawl/internal/distrib/chain"
 	"github.com/trawl/trawl/internal/feed"
 )
 
-// openFeeding opens trawl run's feeding chain: the embedded index under
-// --data (the default); with --chain a name server, one content distributor
-// and one indexer in this process (run_chain.go), whose index the search
-// page shows; with --nameserver the content distributors of a distributed
-// chain, whose indexers hold the index.
-func openFeeding(o *runOptions, log *slog.Logger) (*feed.Local, error) {
+// openFeeding opens trawl run's feeding chain (internal/distrib/chain): by
+// default a name server, one content distributor and one indexer in this
+// process, whose index (DATA/index) the search page shows; with
+// --nameserver the content distributors and indexers of a distributed
+// chain; with --index opensearch://... an OpenSearch index; with
+// --index=false nothing.
+func openFeeding(o *runOptions, log *slog.Logger) (*feed.Local, *chain.Chain, error) {
 	if !o.index {
-		return feed.NewLocal(nil, log), nil // --index=false: crawl only
+		return feed.NewLocal(nil, log), nil, nil
 	}
 	if o.indexURL != "" {
-		return openSearchFeeding(o.indexURL, log)
+		s, err := openSearchFeeding(o.indexURL, log)
+		return s, nil, err
 	}
-	var s *feed.Local
-	if o.chain {
-		lc, err := startLocalChain(o, log)
-		if err != nil {
-			return feed.NewLocal(nil, log), err
-		}
-		s = feed.NewLocal(lc.idx, log)
-		o.nameServer = lc.ns
-		s.OnClose = append(s.OnClose, lc.stop)
-	}
-	if o.nameServer != "" {
-		if s == nil {
-			s = feed.NewLocal(nil, log)
-		}
-		tc := o.adm.tls // mutual TLS to a distributed chain; the --chain one is in-process, plain
-		if o.chain {
-			tc = nil
-		}
-		cl := distribFeedingTLS(o.nameServer, log, tc)
-		s.Remote, s.RemoteName = cl.Dial, o.nameServer
-		// The client closes before an in-process chain stops.
-		s.OnClose = append([]func() error{func() error { cl.Close(); return nil }}, s.OnClose...)
-		return s, nil
-	}
-	return feed.OpenLocal(o.data, true, log)
+	return chain.Open(chain.Config{Data: o.data, NameServer: o.nameServer, TLS: o.adm.tls, Logger: log})
 }

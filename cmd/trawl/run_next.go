@@ -21,16 +21,20 @@ func printNextSteps(ctx context.Context, w io.Writer, o *runOptions, e *engine, 
 	switch {
 	case addr != "" && serving:
 		fmt.Fprintf(w, "  the HTTP interface stays up until Ctrl-C:\n")
-		if e.search.Index != nil {
+		if e.search.Index != nil || e.search.Search != nil {
 			fmt.Fprintf(w, "    search page  http://%s/search\n", addr)
 		}
 		fmt.Fprintf(w, "    status page  http://%s/status\n", addr)
 		fmt.Fprintf(w, "  once it is stopped, on the command line:\n")
 	case addr != "":
 		fmt.Fprintf(w, "  the HTTP interface stopped with the crawl (trawl run --serve keeps it up: search and status pages)\n")
-		if e.search.Index != nil {
+		switch {
+		case e.search.Index != nil:
 			fmt.Fprintf(w, "  serve the search page of this crawl at http://%s/search:\n", addr)
 			fmt.Fprintf(w, "    trawl search --data %s --serve %s\n", data, addr)
+		case e.search.Search != nil:
+			fmt.Fprintf(w, "  serve the search page of the chain's indexers at http://%s/search:\n", addr)
+			fmt.Fprintf(w, "    trawl search --nameserver %s --serve %s\n", o.nameServer, addr)
 		}
 		fmt.Fprintf(w, "  on the command line:\n")
 	default:

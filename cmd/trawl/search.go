@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/clicks"
@@ -41,7 +42,7 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 	size := fs.Int("size", 10, fmt.Sprintf("results per page (at most %d)", index.MaxPageSize))
 	serve := fs.String("serve", "", "serve the search page and API on this address (host:port) until interrupted")
 	logClicks := fs.Bool("log-clicks", true, "with --serve and --data, log searches and result clicks (DIR/clicks/log)")
-	ns := fs.String("nameserver", "", "HOST:PORT of a name server: query every indexer bound there and merge the results by score")
+	ns := fs.String("nameserver", "", "HOST:PORT of a name server: query every indexer partition bound there and merge the results by score\n(instead of the index under --data; with --serve too)")
 	var auth admin.Auth
 	fs.StringVar(&auth.Token, "admin-token", "", "with --serve, require this token (Authorization: Bearer, or as a basic-auth password) on the page and API, as the admin API does")
 	fs.StringVar(&auth.User, "admin-user", "", "with --serve, require basic authentication with this user (and --admin-password)")
@@ -63,28 +64,20 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintln(env.stderr, "trawl search: no query (or use --serve ADDR)")
 		return errUsage
 	}
-	var res *index.Results
+	var src index.Searcher
+	var ho index.HandlerOptions // the click log: with --serve over --data's index
 	if *ns != "" {
-		if *serve != "" || *site != "" || *typ != "" {
-			fmt.Fprintln(env.stderr, "trawl search: --nameserver takes a query only (no --serve, --site or --type)")
-			return errUsage
-		}
-		var err error
-		if res, err = searchIndexers(ctx, *ns, query, *collection, *from, *size, tc); err != nil {
-			return err
-		}
+		// Every indexer partition bound in the name server, merged.
+		cl := &wire.Client{Timeout: 30 * time.Second, Dialer: tc.Dialer(nil)}
+		defer cl.Close()
+		src = indexer.Searcher{Registry: nameserver.NewClient(*ns, cl), Client: cl}
 	} else if opensearch.IsURL(*indexDir) {
 		c, err := opensearch.New(*indexDir, opensearch.Options{})
 		if err != nil {
 			return err
 		}
 		defer c.Close()
-		if *serve != "" {
-			return serveSearch(ctx, env, c, *serve, auth, index.HandlerOptions{}, tc)
-		}
-		if res, err = c.Search(ctx, query, index.SearchOptions{Collection: *collection, Site: *site, Type: *typ, From: *from, Size: *size}); err != nil {
-			return err
-		}
+		src = c
 	} else {
 		dir := *indexDir
 		if dir == "" {
@@ -104,20 +97,19 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 			return err
 		}
 		defer idx.Close()
-
-		if *serve != "" {
-			var ho index.HandlerOptions
-			if clickData != "" && *logClicks {
-				if ho.Clicks, err = clicks.OpenLog(clicks.LogDir(clickData), nil); err != nil {
-					return err
-				}
+		if *serve != "" && clickData != "" && *logClicks {
+			if ho.Clicks, err = clicks.OpenLog(clicks.LogDir(clickData), nil); err != nil {
+				return err
 			}
-			return serveSearch(ctx, env, idx, *serve, auth, ho, tc)
 		}
-		res, err = idx.Search(ctx, query, index.SearchOptions{Collection: *collection, Site: *site, Type: *typ, From: *from, Size: *size})
-		if err != nil {
-			return err
-		}
+		src = idx
+	}
+	if *serve != "" {
+		return serveSearch(ctx, env, src, *serve, auth, ho, tc)
+	}
+	res, err := src.Search(ctx, query, index.SearchOptions{Collection: *collection, Site: *site, Type: *typ, From: *from, Size: *size})
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		enc := json.NewEncoder(env.stdout)
@@ -125,23 +117,6 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 		return enc.Encode(res)
 	}
 	return res.WriteText(env.stdout)
-}
-
-// searchIndexers queries every indexer partition bound in the name server
-// and merges the hits by score.
-func searchIndexers(ctx context.Context, ns, query, collection string, from, size int, tc *tlsconf.Config) (*index.Results, error) {
-	cl := &wire.Client{Dialer: tc.Dialer(nil)}
-	defer cl.Close()
-	hits, total, err := indexer.SearchAll(ctx, nameserver.NewClient(ns, cl), cl, query, collection, from+size)
-	if err != nil {
-		return nil, err
-	}
-	if from < len(hits) {
-		hits = hits[from:]
-	} else {
-		hits = nil
-	}
-	return &index.Results{Query: query, Parsed: query, Total: total, From: from, Size: size, Hits: hits}, nil
 }
 
 func serveSearch(ctx context.Context, env *cmdEnv, idx index.Searcher, addr string, auth admin.Auth, ho index.HandlerOptions, tc *tlsconf.Config) error {

@@ -3,6 +3,7 @@ package admin
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -95,6 +96,37 @@ func (c *Client) Call(ctx context.Context, method string, params ...xmlrpc.Value
 		return nil, fmt.Errorf("admin: %s: reading the response: %w", method, err)
 	}
 	return v, nil
+}
+
+// Status reads the server's status report (GET status.json next to the
+// API; not an MS-FSCADM method): what trawl admin chain prints.
+func (c *Client) Status(ctx context.Context) (*StatusReport, error) {
+	u := strings.TrimSuffix(c.url, Path) + "/status.json"
+	if !strings.HasSuffix(c.url, Path) {
+		u = strings.TrimRight(c.url, "/") + "/status.json"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("admin: %w", err)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("admin: status: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("admin: status: HTTP %s from %s: %s", resp.Status, u, strings.TrimSpace(string(msg)))
+	}
+	max := c.MaxResponse
+	if max <= 0 {
+		max = DefaultMaxResponse
+	}
+	var rep StatusReport
+	if err := json.NewDecoder(io.LimitReader(resp.Body, max)).Decode(&rep); err != nil {
+		return nil, fmt.Errorf("admin: status: %s: %w", u, err)
+	}
+	return &rep, nil
 }
 
 func badResult(method string, v xmlrpc.Value) error {

@@ -23,6 +23,40 @@ type StatusReport struct {
 	// Analyses are the link analyses the process runs after refresh
 	// cycles (trawl run's web analyzer), when it runs any.
 	Analyses []AnalysisStatus `json:"analyses,omitempty"`
+	// Chain is the feeding chain (MS-FSCDFT) of a process that feeds one
+	// (trawl run), nil otherwise.
+	Chain *ChainStatus `json:"chain,omitempty"`
+}
+
+// ChainStatus is the feeding chain of the status page: its name server,
+// which content distributor is master, each distributor's sessions and
+// operations in flight, each indexer partition's documents.
+type ChainStatus struct {
+	NameServer   string             `json:"nameserver"`
+	InProcess    bool               `json:"in_process"`
+	Master       string             `json:"master"`
+	MasterID     int64              `json:"master_id"` // -1: no master
+	Distributors []ChainDistributor `json:"distributors"`
+	Indexers     []ChainIndexer     `json:"indexers"`
+	Error        string             `json:"error,omitempty"`
+}
+
+// ChainDistributor is one content distributor of the chain.
+type ChainDistributor struct {
+	NodeID     int64  `json:"node_id"`
+	Addr       string `json:"addr"`
+	Master     bool   `json:"master"`
+	Sessions   int    `json:"sessions"`
+	Operations int64  `json:"operations_in_flight"`
+	Error      string `json:"error,omitempty"`
+}
+
+// ChainIndexer is one indexer partition of the chain.
+type ChainIndexer struct {
+	Partition string `json:"partition"`
+	Addr      string `json:"addr"`
+	Documents int64  `json:"documents"`
+	Error     string `json:"error,omitempty"`
 }
 
 // AnalysisStatus is a link analysis of the status page: its last run.

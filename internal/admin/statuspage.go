@@ -40,6 +40,7 @@ details summary { cursor:pointer; color:var(--accent); margin:6px 0; }
 <header><h1>trawl</h1><span class="meta" id="meta">{{.Role}} · {{.Time}}</span></header>
 <main>
 <section><h2>Collections</h2><div id="collections"></div></section>
+<section id="chain-section" hidden><h2>Feeding chain</h2><div id="chain"></div></section>
 <section><h2>Rates</h2><div class="charts" id="charts"></div></section>
 <section id="sites-section"><h2>Sites</h2><div id="sites"></div></section>
 <section id="analyses-section" hidden><h2>Link analysis</h2><div id="analyses"></div></section>
@@ -153,9 +154,22 @@ function analyses(d) {
       x.running ? "running" : (x.runs ? (x.incremental ? (x.rank_kept ? "incremental, rank kept" : "incremental") : "full") : "-"),
       num(x.ranked), num(x.links), num(x.changed_links), num(x.runs), num(x.failed), x.error || ""])));
 }
+function chain(d) {
+  const sec = document.getElementById("chain-section"), box = document.getElementById("chain");
+  const c = d.chain;
+  sec.hidden = !c;
+  if (!c) return;
+  box.replaceChildren(el("p", {}, "name server " + c.nameserver + (c.in_process ? " (in this process)" : "") +
+    " · master: " + (c.master_id >= 0 ? "distributor " + c.master_id + " at " + c.master : "none") + (c.error ? " · " + c.error : "")));
+  const ds = c.distributors || [], ix = c.indexers || [];
+  if (ds.length) box.append(table(["distributor","address","role","sessions","operations in flight","error"],
+    ds.map(x => [x.node_id, x.addr, x.master ? "master" : "backup", num(x.sessions), num(x.operations_in_flight), x.error || ""])));
+  if (ix.length) box.append(table(["indexer partition","address","documents","error"],
+    ix.map(x => [x.partition, x.addr, num(x.documents), x.error || ""])));
+}
 function render(d) {
   document.getElementById("meta").textContent = d.role + " · up since " + when(d.started) + " · updated " + when(d.time);
-  collections(d); charts(d); sites(d); analyses(d); errors(d);
+  collections(d); chain(d); charts(d); sites(d); analyses(d); errors(d);
 }
 render(data);
 async function poll() {

@@ -1,6 +1,7 @@
 package crawladmin
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 
@@ -19,6 +20,23 @@ type HTTP struct {
 	Metrics *admin.Metrics
 	reg     *prometheus.Registry
 	auth    admin.Auth
+	chain   func(context.Context) *admin.ChainStatus
+}
+
+// SetChain adds a feeding chain to the status page (report, asked at each
+// request) and its metrics to /metrics. Call it before serving.
+func (h *HTTP) SetChain(report func(context.Context) *admin.ChainStatus, metrics prometheus.Collector) error {
+	h.chain = report
+	return h.reg.Register(metrics)
+}
+
+// status is the status page's report, with the feeding chain if any.
+func (h *HTTP) status(ctx context.Context) (*admin.StatusReport, error) {
+	rep, err := h.Backend.Status(ctx)
+	if err == nil && h.chain != nil {
+		rep.Chain = h.chain(ctx)
+	}
+	return rep, err
 }
 
 // NewHTTP serves b behind auth.
@@ -32,7 +50,7 @@ func NewHTTP(b *Backend, auth admin.Auth) *HTTP {
 // Mount adds the handlers to mux.
 func (h *HTTP) Mount(mux *http.ServeMux) {
 	rpc := admin.NewServer(h.Backend, admin.ServerOptions{Logger: h.Backend.Logger()})
-	status := admin.StatusHandler(h.Backend.Status)
+	status := admin.StatusHandler(h.status)
 	mux.Handle(admin.Path, h.auth.Wrap(rpc))
 	mux.Handle("/status", h.auth.Wrap(status))
 	mux.Handle("/status.json", h.auth.Wrap(status))

@@ -281,14 +281,47 @@ func feedDocs(t testing.TB, c *chain, n int, during func(acked int)) []string {
 // in one process over loopback TCP; a feeder with the distrib client as
 // its dialer: every operation acknowledged, the two partitions together
 // hold every document exactly once, in the partition of its URI hash;
-// trawl search's SearchAll finds documents from both.
+// the indexer.Searcher of the search page merges both: the total, hits
+// from both partitions best first, a later page scoring as that part of a
+// longer one, facets adding up.
 func TestChain(t *testing.T) {
 	c := newChain(t, 3, 2)
 	waitFor(t, "a master", 10*time.Second, func() bool { _, ok := c.master(); return ok })
 	want := feedDocs(t, c, 150, nil)
-	hits, total, err := indexer.SearchAll(context.Background(), c.reg(), &wire.Client{}, "words", "web", 50)
-	if err != nil || total != 150 || len(hits) != 50 {
-		t.Errorf("SearchAll: %d hits, total %d, %v", len(hits), total, err)
+
+	s := indexer.Searcher{Registry: c.reg(), Client: &wire.Client{}}
+	ctx := context.Background()
+	all, err := s.Search(ctx, "words", index.SearchOptions{Collection: "web", Size: 100, Facets: true})
+	if err != nil || all.Total != 150 || len(all.Hits) != 100 {
+		t.Fatalf("Searcher: %v, %+v", err, all)
+	}
+	inPart := [2]int{}
+	for i, h := range all.Hits {
+		inPart[distrib.Partition(h.URL, 2)]++
+		if i > 0 && h.Score > all.Hits[i-1].Score {
+			t.Errorf("hit %d (%s, %v) scores above hit %d (%v)", i, h.URL, h.Score, i-1, all.Hits[i-1].Score)
+		}
+	}
+	if inPart[0] == 0 || inPart[1] == 0 {
+		t.Errorf("hits by partition %v: want both", inPart)
+	}
+	sum := 0
+	for _, f := range all.Types {
+		sum += f.Count
+	}
+	if sum != 150 {
+		t.Errorf("type facets %+v add up to %d, want 150", all.Types, sum)
+	}
+	page, err := s.Search(ctx, "words", index.SearchOptions{Collection: "web", From: 40, Size: 20})
+	if err != nil || page.Total != 150 || len(page.Hits) != 20 {
+		t.Fatalf("page 40-60: %v, %+v", err, page)
+	}
+	// Documents of equal score may come in another order from one query
+	// to the next (bleve's segments merge meanwhile): the scores agree.
+	for i, h := range page.Hits {
+		if h.Score != all.Hits[40+i].Score {
+			t.Errorf("page hit %d scores %v, hit %d of the long page %v", i, h.Score, 40+i, all.Hits[40+i].Score)
+		}
 	}
 	c.checkIndexers(want)
 }

@@ -139,7 +139,10 @@
 // gets exactly one result. An operation for another collection than the
 // session's is rejected; no indexer for its partition, or an indexer that
 // fails, makes it a retryable error. A process for an unknown session
-// raises processing::unknown_session.
+// raises processing::unknown_session. When a session is created on a
+// distributor that knows no indexer yet it lists them at once, and a
+// process call that comes while that list is under way waits for it (at
+// most 64 such calls) instead of failing its batch.
 //
 // The content client (Client, a feed.Dialer) resolves the master through
 // the registry at each dial, asks it for a session, and turns each result
@@ -151,10 +154,18 @@
 // only if its version (the outbox sequence number) is newer, so a resend is
 // harmless and every document ends in exactly one partition once.
 //
-// trawl run and trawl node feed through this chain with --nameserver.
-// trawl run --chain runs a name server, one distributor and one indexer
-// inside its own process over loopback TCP and feeds through them (the
-// same code as separate processes); without either flag trawl run still
-// feeds its embedded index directly, because the chain's fixed ports
-// (base+390, +391, +400) would collide between runs on one machine.
+// trawl run feeds through this chain by default: internal/distrib/chain
+// runs a name server (bindings in memory), one distributor and one indexer
+// inside its process on loopback ports the system chooses (ServerConfig
+// AnyPort), so several runs on one machine never collide; with
+// --nameserver trawl run and trawl node feed a distributed chain instead.
+//
+// # Status (not in the spec)
+//
+// dispatcher_node also answers get_operations() -> long, the operations it
+// has sent to indexers and not yet had answered (get_load is that plus its
+// sessions). Take surveys a chain through the registry: the master, each
+// distributor's sessions and operations in flight, each indexer's
+// documents; the status page, /metrics, trawl admin chain and trawl
+// distributors show it.
 package distrib

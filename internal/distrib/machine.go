@@ -30,9 +30,12 @@ type Config struct {
 	// NodeID is the distributor's node_id.
 	NodeID int64
 	// Host and BasePort locate its objects: every one on BasePort+390,
-	// sessions of external clients on BasePort+391.
-	Host     string
-	BasePort int
+	// sessions of external clients on BasePort+391; Port and
+	// ExternalPort, when not 0, are those two ports instead (a
+	// distributor listening on ports the system chose).
+	Host               string
+	BasePort           int
+	Port, ExternalPort int
 	// Incarnation tells this run from an earlier one at the same address
 	// (the AORs' object_id is "cd<node_id>.<incarnation>").
 	Incarnation int64
@@ -93,6 +96,7 @@ type Machine struct {
 	nextList      time.Time
 	listJob       uint64
 	opsJobs       map[uint64]opsJob
+	held          []heldCall // process calls waiting for the list
 	inflightOps   int64
 
 	// The periodic bind of the dispatcher_node, in a job id space of its
@@ -183,7 +187,21 @@ func (m *Machine) MasterAddr() string {
 
 func (m *Machine) aor(name, typ, version string) wire.AOR {
 	return wire.AOR{Name: name, ObjectID: "cd" + strconv.FormatInt(m.cfg.NodeID, 10) + "." + strconv.FormatInt(m.cfg.Incarnation, 10),
-		Host: m.cfg.Host, Port: m.cfg.BasePort + wire.PortInternal, Type: typ, Version: version}
+		Host: m.cfg.Host, Port: m.port(false), Type: typ, Version: version}
+}
+
+// port is the port of the distributor's objects, or with external of the
+// sessions of external clients.
+func (m *Machine) port(external bool) int {
+	switch {
+	case external && m.cfg.ExternalPort != 0:
+		return m.cfg.ExternalPort
+	case external:
+		return m.cfg.BasePort + wire.PortExternal
+	case m.cfg.Port != 0:
+		return m.cfg.Port
+	}
+	return m.cfg.BasePort + wire.PortInternal
 }
 
 func (m *Machine) sfAOR() wire.AOR {

@@ -19,7 +19,7 @@ func (m *Machine) sessionAOR(id int64, external bool) wire.AOR {
 	a := m.aor(SessionName(id), wire.IfaceSession, wire.VersionSession)
 	a.ObjectID = strconv.FormatInt(id, 10)
 	if external {
-		a.Port = m.cfg.BasePort + wire.PortExternal
+		a.Port = m.port(true)
 	}
 	return a
 }
@@ -94,6 +94,8 @@ func (m *Machine) dispatcherNode(peer loop.Peer, f *wire.Frame) {
 		m.Pending.Send(peer, wire.ReplyTo(f, wire.Lst(ids...)), 0)
 	case "get_load":
 		m.Pending.Send(peer, wire.ReplyTo(f, wire.I64(m.load)), 0)
+	case "get_operations":
+		m.Pending.Send(peer, wire.ReplyTo(f, wire.I64(m.inflightOps)), 0)
 	default:
 		bad(fmt.Sprintf("processing::dispatcher_node has no method %q", f.Method))
 	}
@@ -121,5 +123,10 @@ func (m *Machine) nodeCallDone(pc pendingCall, ev loop.Event[*wire.Frame]) {
 	}
 	m.sessions[id] = session{collection: coll, external: external}
 	m.updateLoad()
+	if m.partitions == 0 {
+		// The session's operations need the indexers: list them now
+		// rather than fail its first batch.
+		m.refreshIndexers(ev.Now, true)
+	}
 	m.Pending.Send(pc.peer, wire.ReplyTo(f, m.sessionAOR(id, external).Value()), 0)
 }

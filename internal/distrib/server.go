@@ -19,8 +19,10 @@ import (
 type ServerConfig struct {
 	Config
 	// Listen is the host to listen on ("" every interface); the ports are
-	// BasePort+390 and BasePort+391.
-	Listen string
+	// BasePort+390 and BasePort+391, or with AnyPort two the system
+	// chooses (an in-process chain, which finds them through the registry).
+	Listen  string
+	AnyPort bool
 	// Registry is the name server (or etcd).
 	Registry nameserver.Registry
 	// CallTimeout bounds each call to another process, a ping included
@@ -61,8 +63,12 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	s := &Server{cfg: cfg, cl: &wire.Client{Timeout: cfg.CallTimeout, Dialer: cfg.TLS.Dialer(nil)},
 		data: &wire.Client{Timeout: 2 * time.Minute, MaxPending: 4096, Dialer: cfg.TLS.Dialer(nil)}}
 	listeners := map[string]loop.Listener[*wire.Frame]{}
-	for _, off := range []int{wire.PortInternal, wire.PortExternal} {
-		ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Listen, strconv.Itoa(cfg.BasePort+off)))
+	for i, off := range []int{wire.PortInternal, wire.PortExternal} {
+		port := cfg.BasePort + off
+		if cfg.AnyPort {
+			port = 0
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Listen, strconv.Itoa(port)))
 		if err != nil {
 			for _, l := range s.lns {
 				l.Close()
@@ -71,8 +77,19 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		}
 		s.lns = append(s.lns, ln)
 		listeners[strconv.Itoa(off)] = loop.NetListener[*wire.Frame](cfg.TLS.Listener(ln, tlsconf.LogRefused(cfg.Logger, "distrib")), wire.Codec{}, loop.StreamConfig{})
+		if cfg.AnyPort {
+			p := ln.Addr().(*net.TCPAddr).Port
+			if i == 0 {
+				cfg.Config.Port = p
+			} else {
+				cfg.Config.ExternalPort = p
+			}
+		}
 	}
+	s.cfg = cfg
 	s.m = New(cfg.Config)
+	// The election starts at once, not a tick from now.
+	s.m.Pending.WakeAt(time.Now())
 	tick := min(cfg.Config.CheckMaster, cfg.Config.PingMaster) / 2
 	if tick <= 0 || tick > time.Second {
 		tick = time.Second
@@ -188,13 +205,17 @@ type Status struct {
 	Master   string
 	Nodes    []int64
 	Sessions []int64
+	// Partitions is the partition count of the indexers it knows (0:
+	// none known yet).
+	Partitions int
 }
 
 // Status reads the machine's state on its goroutine.
 func (s *Server) Status(ctx context.Context) (Status, error) {
 	var st Status
 	err := s.drv.Do(ctx, func(time.Time) {
-		st = Status{NodeID: s.cfg.NodeID, Role: s.m.Role(), Master: s.m.MasterAddr(), Nodes: s.m.Nodes(), Sessions: s.m.Sessions()}
+		st = Status{NodeID: s.cfg.NodeID, Role: s.m.Role(), Master: s.m.MasterAddr(), Nodes: s.m.Nodes(), Sessions: s.m.Sessions(),
+			Partitions: s.m.partitions}
 	})
 	return st, err
 }

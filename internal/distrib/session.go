@@ -283,6 +283,12 @@ func (m *Machine) process(peer loop.Peer, f *wire.Frame, now time.Time) {
 		m.Pending.Send(peer, wire.Raise(f, wire.ExcUnknownSession, fmt.Sprintf("no session %d on content distributor %d", id, m.cfg.NodeID)), 0)
 		return
 	}
+	if m.partitions == 0 && m.listJob != 0 && len(m.held) < maxHeld {
+		// The indexers are being listed (the session was just created):
+		// the batch waits for the list rather than fail.
+		m.held = append(m.held, heldCall{peer, f})
+		return
+	}
 	oc := &opsCall{peer: peer, f: f}
 	type part struct {
 		ops  [][]byte
@@ -389,6 +395,7 @@ func (m *Machine) refreshIndexers(now time.Time, force bool) {
 
 func (m *Machine) indexersListed(ev loop.Event[*wire.Frame]) {
 	m.listJob = 0
+	defer m.releaseHeld(ev.Now)
 	if ev.Err != nil {
 		m.logf(slog.LevelWarn, "cannot list the indexers", "err", ev.Err)
 		return
@@ -413,6 +420,24 @@ func (m *Machine) indexersListed(ev loop.Event[*wire.Frame]) {
 		m.logf(slog.LevelInfo, "indexers", "partitions", n, "bound", len(idx))
 	}
 	m.partitions, m.indexers = n, idx
+}
+
+// maxHeld bounds the process calls waiting for the indexers' list.
+const maxHeld = 64
+
+// heldCall is a process call waiting for the indexers' list.
+type heldCall struct {
+	peer loop.Peer
+	f    *wire.Frame
+}
+
+// releaseHeld serves the process calls that waited for the list.
+func (m *Machine) releaseHeld(now time.Time) {
+	held := m.held
+	m.held = nil
+	for _, h := range held {
+		m.process(h.peer, h.f, now)
+	}
 }
 
 // indexerList prints the known indexers (for status).

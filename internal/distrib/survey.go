@@ -10,14 +10,17 @@ import (
 	"github.com/trawl/trawl/internal/distrib/wire"
 )
 
-// NodeStatus is one distributor as seen from outside.
+// NodeStatus is one distributor as seen from outside: its sessions, the
+// operations it has sent to indexers and not yet had answered, and its
+// load (the two added up).
 type NodeStatus struct {
-	NodeID   int64  `json:"node_id"`
-	Addr     string `json:"addr"`
-	Master   bool   `json:"master"`
-	Sessions int    `json:"sessions"`
-	Load     int64  `json:"load"`
-	Err      string `json:"error,omitempty"`
+	NodeID     int64  `json:"node_id"`
+	Addr       string `json:"addr"`
+	Master     bool   `json:"master"`
+	Sessions   int    `json:"sessions"`
+	Operations int64  `json:"operations_in_flight"`
+	Load       int64  `json:"load"`
+	Err        string `json:"error,omitempty"`
 }
 
 // IndexerStatus is one indexer partition.
@@ -29,17 +32,19 @@ type IndexerStatus struct {
 	Err       string `json:"error,omitempty"`
 }
 
-// Survey is the state of a feeding chain: which distributor is master,
-// each distributor's sessions and load, each indexer's documents.
+// Survey is the state of a feeding chain: which distributor is master
+// (its address, and its node_id or -1 when none answers as master), each
+// distributor's sessions and load, each indexer's documents.
 type Survey struct {
 	Master      string          `json:"master"`
+	MasterID    int64           `json:"master_id"`
 	Distributor []NodeStatus    `json:"distributors"`
 	Indexers    []IndexerStatus `json:"indexers"`
 }
 
 // Take asks the registry and every object bound in it.
 func Take(ctx context.Context, reg nameserver.Registry, cl *wire.Client) (Survey, error) {
-	var s Survey
+	s := Survey{MasterID: -1}
 	if m, err := reg.Resolve(ctx, wire.NameDispatcher, wire.IfaceSessionFactory, wire.VersionSessionFactory); err == nil {
 		s.Master = m.Addr()
 	} else if !wire.IsException(err, wire.ExcResolve) {
@@ -62,6 +67,12 @@ func Take(ctx context.Context, reg nameserver.Registry, cl *wire.Client) (Survey
 			if f, err := cl.Call(ctx, a.Addr(), wire.IfaceDispatcherNode, "get_load"); err == nil {
 				ns.Load = f.Arg(0).I
 			}
+			if f, err := cl.Call(ctx, a.Addr(), wire.IfaceDispatcherNode, "get_operations"); err == nil {
+				ns.Operations = f.Arg(0).I
+			}
+		}
+		if ns.Master && ns.Err == "" {
+			s.MasterID = id
 		}
 		s.Distributor = append(s.Distributor, ns)
 	}

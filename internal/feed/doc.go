@@ -31,11 +31,11 @@
 // torn down after a failure does not throw away batches the index is
 // persisting.
 //
-// Session is the seam for MS-FSCDFT content distributors: today's
-// implementation is Destination, which applies batches to an in-process
-// internal/index; a distributor client will implement the same interface
-// (create, submit batches with per-operation callbacks, be recreated after
-// a failure, close).
+// Session is the seam for MS-FSCDFT content distributors: the content
+// client of internal/distrib (what trawl run and trawl node feed through)
+// implements it, and so does Destination, which applies batches to an
+// in-process internal/index directly (this package's tests and
+// benchmarks).
 //
 // Outbox key layout under its prefix P (default "feed/"), in Pebble:
 //

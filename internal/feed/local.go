@@ -27,8 +27,9 @@ type Local struct {
 	Remote     Dialer
 	RemoteName string
 	// Search, when set, is what the search page queries instead of
-	// Index: the search engine Remote feeds (internal/opensearch), and
-	// Searched names it in the summary.
+	// Index: the search engine Remote feeds (internal/opensearch, or the
+	// indexers of a distributed chain, merged), and Searched names it in
+	// the summary.
 	Search   index.Searcher
 	Searched string
 	// OnClose run after Close closed the index (stopping an in-process

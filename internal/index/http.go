@@ -13,7 +13,9 @@ import (
 )
 
 // Handler serves the search API and the search page over idx (the
-// embedded Index or another Searcher):
+// embedded Index, another Searcher (internal/opensearch), or the indexer
+// partitions of a distributed feeding chain merged,
+// internal/distrib/indexer.Searcher):
 //
 //	GET /api/search?q=QUERY&collection=C&site=S&type=T&from=N&size=N
 //	    JSON Results (400 on a bad number, 500 on an index error)

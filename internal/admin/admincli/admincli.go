@@ -69,6 +69,9 @@ subcommands:
   nodes                                 list the node schedulers of a multinode scheduler
   routing COLL SITE                     print the node scheduler a site is routed to
   methods                               list the server's methods
+  chain [--json]                        show the feeding chain: master distributor, sessions and
+                                        operations in flight per distributor, indexer documents
+                                        (GET status.json, not an MS-FSCADM method)
 
 A SITE is host or host:port. Run "trawl admin <subcommand> --help" for its flags.
 `
@@ -155,6 +158,18 @@ func Commands() map[string]Command {
 			func(ctx context.Context, c *admin.Client, force bool, a []string) (string, error) {
 				return c.CollectionDelete(ctx, a[0], force)
 			}),
+		"chain": {Usage: "[--json]", Help: "Show the feeding chain of trawl run: which content distributor is master, the sessions and\n" +
+			"operations in flight of each, and each indexer partition with its documents (GET status.json).", NArgs: 0,
+			Flags: func(fs *flag.FlagSet) RunFunc {
+				asJSON := fs.Bool("json", false, "print JSON")
+				return func(ctx context.Context, stdout io.Writer, c *admin.Client, a []string) error {
+					rep, err := c.Status(ctx)
+					if err != nil {
+						return err
+					}
+					return WriteChain(stdout, rep.Chain, *asJSON)
+				}
+			}},
 		"status": simple("COLL", "Print a collection's status (CollectionGetStatus).", 1,
 			func(ctx context.Context, c *admin.Client, a []string) (string, error) {
 				return c.CollectionGetStatus(ctx, a[0])
@@ -509,4 +524,49 @@ func printGlobalStats(w io.Writer, rep *admin.GlobalReport) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.name, get(rep.Delta, r.pick), get(rep.Complete, r.pick))
 	}
 	tw.Flush()
+}
+
+// WriteChain prints a feeding chain as trawl admin chain does: a line for
+// the name server and master, one per distributor and one per indexer;
+// with asJSON the chain as JSON.
+func WriteChain(w io.Writer, c *admin.ChainStatus, asJSON bool) error {
+	if c == nil {
+		return errors.New("the server feeds no chain (not trawl run, or --index=false)")
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(c)
+	}
+	master := "none"
+	if c.MasterID >= 0 {
+		master = fmt.Sprintf("distributor %d at %s", c.MasterID, c.Master)
+	}
+	where := ""
+	if c.InProcess {
+		where = " (in process)"
+	}
+	fmt.Fprintf(w, "nameserver %s%s master %s\n", c.NameServer, where, master)
+	if c.Error != "" {
+		fmt.Fprintf(w, "error %s\n", c.Error)
+	}
+	for _, d := range c.Distributors {
+		role := "backup"
+		if d.Master {
+			role = "master"
+		}
+		if d.Error != "" {
+			fmt.Fprintf(w, "distributor %d %s %s: %s\n", d.NodeID, d.Addr, role, d.Error)
+			continue
+		}
+		fmt.Fprintf(w, "distributor %d %s %s sessions %d operations-in-flight %d\n", d.NodeID, d.Addr, role, d.Sessions, d.Operations)
+	}
+	for _, ix := range c.Indexers {
+		if ix.Error != "" {
+			fmt.Fprintf(w, "indexer %s %s: %s\n", ix.Partition, ix.Addr, ix.Error)
+			continue
+		}
+		fmt.Fprintf(w, "indexer %s %s documents %d\n", ix.Partition, ix.Addr, ix.Documents)
+	}
+	return nil
 }

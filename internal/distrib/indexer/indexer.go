@@ -23,6 +23,7 @@
 //     coreprocessing::session_factory create|recreate|close(id, collection) -> ()
 //     coreprocessing::session process(id, [operation...]) -> [[seq, error, rejected]...]
 //     indexer search(query, collection, size) -> (total, JSON of []index.Hit)
+//     indexer query(query, JSON of index.SearchOptions) -> JSON of index.Results
 //     indexer count() -> documents
 //     any object __ping() -> ()
 //
@@ -209,6 +210,14 @@ func (m *Machine) receive(peer loop.Peer, f *wire.Frame) {
 			return
 		}
 		m.job(call{peer: peer, f: f}, Search{Query: f.Args[0].S, Collection: f.Args[1].S, Size: int(f.Args[2].I)})
+	case Object + ".query":
+		var q Query
+		if len(f.Args) != 2 || f.Args[0].Tag != wire.String || f.Args[1].Tag != wire.Bytes || json.Unmarshal(f.Args[1].B, &q.Options) != nil {
+			bad("query takes a query and the JSON of the search options")
+			return
+		}
+		q.Query = f.Args[0].S
+		m.job(call{peer: peer, f: f}, q)
 	case Object + ".count":
 		m.job(call{peer: peer, f: f}, Count{})
 	default:
@@ -237,6 +246,17 @@ func (m *Machine) done(c call, ev loop.Event[*wire.Frame]) {
 		res := ev.Result.(*index.Results)
 		b, _ := json.Marshal(res.Hits)
 		m.Pending.Send(c.peer, wire.ReplyTo(f, wire.I64(int64(res.Total)), wire.Byt(b)), 0)
+	case "query":
+		if ev.Err != nil {
+			m.Pending.Send(c.peer, wire.Raise(f, wire.ExcBadRequest, ev.Err.Error()), 0)
+			return
+		}
+		b, err := json.Marshal(ev.Result)
+		if err != nil {
+			m.Pending.Send(c.peer, wire.Raise(f, wire.ExcBadRequest, err.Error()), 0)
+			return
+		}
+		m.Pending.Send(c.peer, wire.ReplyTo(f, wire.Byt(b)), 0)
 	case "count":
 		if ev.Err != nil {
 			m.Pending.Send(c.peer, wire.Raise(f, wire.ExcUnavailable, ev.Err.Error()), 0)
@@ -255,6 +275,8 @@ func Work(ix *index.Index, bind func(ctx context.Context, a wire.AOR) error) loo
 			return j.Seqs, err
 		case Search:
 			return ix.Search(ctx, j.Query, index.SearchOptions{Collection: j.Collection, Size: j.Size})
+		case Query:
+			return j.run(ctx, ix)
 		case Count:
 			return ix.Count()
 		case Bind:

@@ -2,12 +2,10 @@ package indexer
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"time"
 
@@ -20,8 +18,11 @@ import (
 
 // ServerConfig configures an indexer process.
 type ServerConfig struct {
-	// Listen is the host to listen on; the port is BasePort+400.
+	// Listen is the host to listen on; the port is BasePort+400, or with
+	// AnyPort one the system chooses (an in-process chain, which finds it
+	// through the registry).
 	Listen   string
+	AnyPort  bool
 	Host     string
 	BasePort int
 	// Dir holds the index (Dir/index).
@@ -55,7 +56,11 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Listen, strconv.Itoa(cfg.BasePort+PortOffset)))
+	port := cfg.BasePort + PortOffset
+	if cfg.AnyPort {
+		port = 0
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Listen, strconv.Itoa(port)))
 	if err != nil {
 		ix.Close()
 		return nil, fmt.Errorf("indexer: %w", err)
@@ -66,6 +71,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if tick <= 0 || tick > time.Second {
 		tick = time.Second
 	}
+	// The first bind at once, not a tick from now.
+	m.Pending.WakeAt(time.Now())
 	s := &Server{ix: ix, ln: ln, m: m}
 	s.drv = loop.New(loop.Config[*wire.Frame]{
 		Name:         "indexer",
@@ -93,42 +100,4 @@ func (s *Server) Run(ctx context.Context) error {
 		err = cerr
 	}
 	return err
-}
-
-// SearchAll queries every indexer bound in reg and merges the hits by
-// score (ties by URL): the first size hits of the union, and the sum of
-// the totals. An indexer that does not answer is an error: a partial
-// answer would silently miss a partition.
-func SearchAll(ctx context.Context, reg nameserver.Registry, cl *wire.Client, query, collection string, size int) ([]index.Hit, uint64, error) {
-	aors, err := reg.List(ctx, wire.NameIndexPrefix)
-	if err != nil {
-		return nil, 0, err
-	}
-	if len(aors) == 0 {
-		return nil, 0, fmt.Errorf("indexer: no indexer is registered")
-	}
-	var hits []index.Hit
-	var total uint64
-	for _, a := range aors {
-		f, err := cl.Call(ctx, a.Addr(), Object, "search", wire.Str(query), wire.Str(collection), wire.I64(int64(size)))
-		if err != nil {
-			return nil, 0, fmt.Errorf("indexer %s (%s): %w", a.Name, a.Addr(), err)
-		}
-		var hs []index.Hit
-		if err := json.Unmarshal(f.Arg(1).B, &hs); err != nil {
-			return nil, 0, fmt.Errorf("indexer %s: bad hits: %w", a.Name, err)
-		}
-		hits = append(hits, hs...)
-		total += uint64(f.Arg(0).I)
-	}
-	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
-		}
-		return hits[i].URL < hits[j].URL
-	})
-	if len(hits) > size {
-		hits = hits[:size]
-	}
-	return hits, total, nil
 }

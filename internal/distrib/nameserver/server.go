@@ -16,7 +16,7 @@ import (
 type ServerConfig struct {
 	// Listen is the address to listen on (base port + 4).
 	Listen string
-	// Dir holds bindings.log.
+	// Dir holds bindings.log ("": the bindings are not kept).
 	Dir          string
 	PingInterval time.Duration
 	PingFailures int

@@ -20,8 +20,13 @@ type Store struct {
 }
 
 // OpenStore reads DIR/bindings.log, rewrites it compacted and returns the
-// store and the bindings it held.
+// store and the bindings it held. With dir "" the store keeps nothing: the
+// bindings live as long as the process (an in-process chain, whose
+// objects listen on new ports at every start).
 func OpenStore(dir string) (*Store, []wire.AOR, error) {
+	if dir == "" {
+		return &Store{}, nil, nil
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("nameserver: %w", err)
 	}
@@ -118,6 +123,9 @@ func decodeRecord(f *wire.Frame) (Record, error) {
 
 // Apply appends records and syncs (loop.Storage).
 func (s *Store) Apply(_ context.Context, records []any) error {
+	if s.f == nil {
+		return nil
+	}
 	var buf []byte
 	for _, r := range records {
 		rec, ok := r.(Record)
@@ -139,4 +147,9 @@ func (s *Store) Apply(_ context.Context, records []any) error {
 }
 
 // Close closes the file.
-func (s *Store) Close() error { return s.f.Close() }
+func (s *Store) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	return s.f.Close()
+}
