@@ -529,7 +529,7 @@ func (e *engine) idle(ctx context.Context) bool {
 // totals sums the node scheduler's counters over its collections.
 func (e *engine) totals() nodesched.Counters {
 	t := nodesched.Counters{}
-	for _, c := range e.ns.Stats() {
+	for _, c := range e.ns.RunStats() { // this run: a resumed crawl's restored counters are not counted again
 		for k, v := range c {
 			t[k] += v
 		}

@@ -131,6 +131,9 @@ type Driver struct {
 	idleMu sync.Mutex
 	idle   bool
 	stats  map[string]Counters
+	// restored are the counters each collection read back from the store
+	// at its setup (RunStats).
+	restored map[string]Counters
 	// feeding is the feeding chain while Run runs (Config.Feed).
 	feeding atomic.Pointer[Feeding]
 	// siteStats is refreshed at most every siteStatsEvery.
@@ -270,6 +273,18 @@ func (d *Driver) Stats() map[string]Counters {
 	out := map[string]Counters{}
 	for k, v := range d.stats {
 		out[k] = v.clone()
+	}
+	return out
+}
+
+// RunStats is Stats less what the collections' counters held when this
+// process read them back from the store: what this run counted.
+func (d *Driver) RunStats() map[string]Counters {
+	d.idleMu.Lock()
+	defer d.idleMu.Unlock()
+	out := map[string]Counters{}
+	for k, v := range d.stats {
+		out[k] = ThisRun(v, d.restored[k])
 	}
 	return out
 }

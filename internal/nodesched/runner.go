@@ -329,6 +329,14 @@ func (r *runner) Advance() {
 	giveFeedResults(r.m, d.feeding.Load())
 	for _, c := range r.m.Collections() {
 		d.stats[c] = r.m.Stats(c)
+		if d.restored[c] == nil {
+			if rs := r.m.Restored(c); rs != nil {
+				if d.restored == nil {
+					d.restored = map[string]Counters{}
+				}
+				d.restored[c] = rs
+			}
+		}
 	}
 	if now.Sub(d.siteStatsAt) >= siteStatsEvery || now.Before(d.siteStatsAt) {
 		d.siteStatsAt = now

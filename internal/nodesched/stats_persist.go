@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strings"
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/marshal"
@@ -56,6 +57,9 @@ type statsPersist struct {
 	// feedBase are the feeding chain's counters restored from the store:
 	// the chain counts from zero in each process.
 	feedBase Counters
+	// restored are the counters read back when the collection was set up
+	// (nil for a new one): what earlier processes counted (RunStats).
+	restored Counters
 	// ids are the counters' ids in the records, names the other way.
 	ids   map[string]uint64
 	names map[uint64]string
@@ -240,6 +244,7 @@ func (m *Machine) loadStats(c *collection) error {
 	}
 	p := &c.ps
 	c.stats, p.seq, p.saved, p.ids, p.names = sv.coll, sv.seq, sv.coll.clone(), sv.ids, sv.names
+	p.restored = sv.coll.clone()
 	p.feedBase = Counters{}
 	for _, k := range feedCounterNames {
 		p.feedBase[k] = sv.coll[k]
@@ -349,4 +354,30 @@ func SavedStats(st *store.Store, coll string) (Counters, map[string]Counters, er
 		err = fmt.Errorf("%w: %d sites of collection %s", errStatsRecord, sv.unreadable, coll)
 	}
 	return sv.coll, sv.sites, err
+}
+
+// Restored returns the counters collection coll read back from the store
+// when it was set up (nil when there were none): subtracted from Stats,
+// what this process counted.
+func (m *Machine) Restored(coll string) Counters {
+	if c := m.colls[coll]; c != nil && c.ps.restored != nil {
+		return c.ps.restored.clone()
+	}
+	return nil
+}
+
+// ThisRun returns the counters of stats that this process counted:
+// cumulative counters less what restored holds; maxima (k_max) and
+// gauges are kept as they are.
+func ThisRun(stats, restored Counters) Counters {
+	out := stats.clone()
+	for k, v := range restored {
+		if strings.HasSuffix(k, "_max") {
+			continue
+		}
+		if _, ok := out[k]; ok {
+			out[k] -= v
+		}
+	}
+	return out
 }
