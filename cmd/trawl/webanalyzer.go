@@ -6,156 +6,23 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/trawl/trawl/internal/admin"
+	"github.com/trawl/trawl/internal/cli"
 	"github.com/trawl/trawl/internal/dmake"
-	"github.com/trawl/trawl/internal/index"
 	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/webanalyzer"
+	"github.com/trawl/trawl/internal/webanalyzer/wacli"
 )
 
 func init() {
-	register(&command{name: "webanalyzer", summary: "link analysis of a crawl on dmake: dump, run, ranks (MS-FSFDMW)", run: runWebanalyzer})
-}
-
-func runWebanalyzer(ctx context.Context, env *cmdEnv, args []string) error {
-	if len(args) > 0 {
-		switch args[0] {
-		case "dump":
-			return runWADump(ctx, env, args[1:])
-		case "run":
-			return runWARun(ctx, env, args[1:])
-		case "ranks":
-			return runWARanks(ctx, env, args[1:])
-		case "clicks":
-			return runWAClicks(ctx, env, args[1:])
-		}
-	}
-	fmt.Fprintf(env.stderr, "usage: trawl webanalyzer dump --data DIR --out DIR\n"+
-		"       trawl webanalyzer run --data DIR [--worker HOST:PORT]... [--nameserver HOST:PORT] [flags]\n"+
-		"       trawl webanalyzer ranks --data DIR\n"+
-		"       trawl webanalyzer clicks --data DIR [--from YYYY-MM-DD] [--worker HOST:PORT]...\n")
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-		return exitError{0}
-	}
-	return errUsage
-}
-
-func runWADump(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "webanalyzer dump", "webanalyzer dump --data DIR --out DIR [--collection C]",
-		"Write a crawl's link graph as the web analyzer's input tables (layouts in internal/webanalyzer's\n"+
-			"documentation), reading DIR/node, the crawl store, read-only (the crawl must not be running).")
-	data := fs.String("data", "./data", "trawl run's data directory")
-	out := fs.String("out", "", "directory to write the tables to")
-	coll := fs.String("collection", "", "collection (default: the only one in the store)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if *out == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return errUsage
-	}
-	ds, err := webanalyzer.DumpData(*data, *coll, *out, time.Time{}, time.Now())
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(env.stdout, "%d pages, %d links, %d pages without links, %d URLs, %d equivalences, %d deletes\n",
-		ds.Pages, ds.Links, ds.NoLinks, ds.URLs, ds.Equivalences, ds.Deletes)
-	return nil
-}
-
-func runWARun(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "webanalyzer run", "webanalyzer run --data DIR [--worker HOST:PORT]... [flags]",
-		"Analyse a crawl's link graph on dmake: dump what changed since the last run, compact the logs,\n"+
-			"normalize links through duplicates and redirects, compute the static rank (PageRank), the site\n"+
-			"rank and the anchor text, and keep the tables in DIR/webanalyzer/state. An embedded master drives\n"+
-			"--local-workers workers of this process and every --worker (trawl dmake worker).")
-	data := fs.String("data", "./data", "trawl run's data directory")
-	coll := fs.String("collection", "", "collection (default: the only one in the store)")
-	var workers repeated
-	fs.Var(&workers, "worker", "HOST:PORT of a further dmake worker (repeatable)")
-	ns := fs.String("nameserver", "", "HOST:PORT of a name server: every dmake worker bound there is used too")
-	registry := fs.String("registry", "", "etcd://HOST:PORT,... registry of dmake workers (instead of --nameserver)")
-	local := fs.Int("local-workers", 1, "workers started in this process (at least 1)")
-	rounds := fs.Int("rounds", 30, "rounds of the static rank iteration")
-	damping := fs.Float64("damping", webanalyzer.DefaultDamping, "PageRank damping factor")
-	parts := fs.Int("partitions", 3, "parts the rank iteration is split into")
-	slots := fs.Int("slots", 2, "targets a worker runs at once")
-	full := fs.Bool("full", false, "ignore the last run's state and analyse everything again")
-	toIndex := fs.Bool("index", true, "give the documents of DIR/index (when there is one) their rank and anchor text")
-	tables := fs.String("tables", "", "analyse this dump directory (trawl webanalyzer dump's layout) instead of DIR/node")
-	self := fs.String("trawl", "", "trawl binary the workers run table programs with (default: this one)")
-	logLevel := fs.String("log-level", "warn", "log level: debug, info, warn or error")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return errUsage
-	}
-	log, _, err := admin.NewLogger(env.stderr, *logLevel)
-	if err != nil {
-		return err
-	}
-	if *self == "" {
-		if *self, err = os.Executable(); err != nil {
-			return err
-		}
-	}
-	// The local workers are always there: the registry's may be none.
-	if workers, err = discoverWorkers(ctx, env, "webanalyzer run", workers, *ns, *registry, 0, time.Minute, log); err != nil {
-		return err
-	}
-	rs, err := webanalyzer.Run(ctx, webanalyzer.RunOptions{Data: *data, Collection: *coll, LocalWorkers: *local,
-		Workers: workers, Self: *self, Full: *full, Tables: *tables, Slots: *slots, Logger: log, Progress: env.stdout,
-		Build: webanalyzer.BuildOptions{Rounds: *rounds, Damping: *damping, Partitions: *parts}, Builder: dmakeBuild})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(env.stdout, "done: incremental %v, rank kept %v, dump %v, build %v\n", rs.Incremental, rs.RankReused,
-		rs.DumpTime.Round(time.Millisecond), rs.BuildTime.Round(time.Millisecond))
-	dir := filepath.Join(*data, "index")
-	if _, err := os.Stat(dir); err != nil || !*toIndex || *tables != "" {
-		return nil
-	}
-	ix, err := index.Open(dir, index.Options{})
-	if err != nil {
-		return fmt.Errorf("webanalyzer: the index (is trawl run still running?): %w", err)
-	}
-	defer ix.Close()
-	is, err := webanalyzer.ApplyToIndex(ctx, ix, rs.Dump.Collection, webanalyzer.StateDir(*data))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(env.stdout, "index: %d documents updated with rank and anchor text, %d analysed URLs not indexed\n", is.Updated, is.NotIndexed)
-	return nil
-}
-
-func runWARanks(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "webanalyzer ranks", "webanalyzer ranks --data DIR",
-		"Print every URL the last webanalyzer run analysed: URL, TAB, static rank (PageRank, summing to 1),\n"+
-			"TAB, site rank (the sum of the static ranks of the URL's site), highest static rank first.")
-	data := fs.String("data", "./data", "trawl run's data directory")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return errUsage
-	}
-	ranks, err := webanalyzer.Ranks(webanalyzer.StateDir(*data))
-	if err != nil {
-		return err
-	}
-	for _, r := range ranks {
-		if _, err := fmt.Fprintf(env.stdout, "%s\t%.6g\t%.6g\n", r.URL, r.Static, r.SiteRank); err != nil {
-			return err
-		}
-	}
-	return nil
+	registerCLI(wacli.Command(wacli.Deps{Build: dmakeBuild, BuildClicks: dmake.LocalBuild,
+		Discover: func(ctx context.Context, env *cli.Env, cmd string, workers []string, ns, registry string,
+			min int, timeout time.Duration, log *slog.Logger) ([]string, error) {
+			return discoverWorkers(ctx, &cmdEnv{stdin: env.Stdin, stdout: env.Stdout, stderr: env.Stderr}, cmd, workers, ns, registry, min, timeout, log)
+		}}))
 }
 
 // dmakeBuild runs the web analyzer's builds on the dmake engine.
