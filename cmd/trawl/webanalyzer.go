@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/admin"
-	"github.com/trawl/trawl/internal/cli"
 	"github.com/trawl/trawl/internal/dmake"
 	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/webanalyzer"
@@ -19,10 +18,7 @@ import (
 
 func init() {
 	registerCLI(wacli.Command(wacli.Deps{Build: dmakeBuild, BuildClicks: dmake.LocalBuild,
-		Discover: func(ctx context.Context, env *cli.Env, cmd string, workers []string, ns, registry string,
-			min int, timeout time.Duration, log *slog.Logger) ([]string, error) {
-			return discoverWorkers(ctx, &cmdEnv{stdin: env.Stdin, stdout: env.Stdout, stderr: env.Stderr}, cmd, workers, ns, registry, min, timeout, log)
-		}}))
+		Discover: dmakeDeps().DiscoverWorkers}))
 }
 
 // dmakeBuild runs the web analyzer's builds on the dmake engine.
