@@ -5,9 +5,11 @@
 // The binary is a set of subcommands. A role's command (run, multinode,
 // node, dupserver, ...) lives in its own file in this package: it parses
 // its flags and wires the role's packages together. A tool's command
-// (config, marshal, cmt, store, export, webfarm, admin, table) lives beside
-// the package it drives (internal/cli is their contract) and is only
-// listed here, in tools.go. Run "trawl help" for the list.
+// (config, marshal, cmt, store, export, webfarm, admin, table, webanalyzer)
+// and the dmake and distributor commands live beside the package they drive
+// (internal/cli is their contract) and are only listed here, with what they
+// take from this package (the registry opener, the dmake builds). Run
+// "trawl help" for the list.
 package main
 
 import (

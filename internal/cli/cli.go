@@ -5,8 +5,9 @@
 // subcommands (Group). cmd/trawl holds the table and the process: the
 // standard streams, the signals and the exit status; a command that is a
 // tool rather than a role (trawl config, marshal, cmt, store, export,
-// webfarm, admin, table) lives beside the package it drives and is tested
-// there without a process.
+// webfarm, admin, table, webanalyzer), and trawl dmake and distributor,
+// live beside the package they drive and are tested there without a
+// process.
 package cli
 
 import (
