@@ -7,6 +7,7 @@ import (
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/marshal"
+	"github.com/trawl/trawl/internal/stats"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -21,16 +22,10 @@ func statsOf(outs []Output) []marshal.Dict {
 	return ds
 }
 
-func statInt(d marshal.Dict, key string) int64 {
-	for _, p := range d {
-		if k, ok := p.Key.(marshal.Bytes); ok && string(k) == key {
-			if v, ok := p.Value.(marshal.Int); ok {
-				return int64(v)
-			}
-		}
-	}
-	return 0
-}
+// statInt returns a counter of a CMD_UM_STAT dictionary (the MS-FSCADM
+// structure and its "trawl" member, decoded as the multinode scheduler
+// does).
+func statInt(d marshal.Dict, key string) int64 { return stats.DecodeStat(d)[key] }
 
 // TestRefreshReportsTheOldCycleFirst: when a refresh cycle starts (an
 // operator's refetch, CMD_ADM_CONF_REFRESH), the node scheduler first
