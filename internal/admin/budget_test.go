@@ -18,6 +18,7 @@ import (
 
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/admin/admintest"
+	"github.com/trawl/trawl/internal/testenv"
 	"github.com/trawl/trawl/internal/xmlrpc"
 )
 
@@ -100,7 +101,7 @@ func vmHWM(t *testing.T, pid int) int64 {
 // normal calls afterwards.
 func TestBodyBudget(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
-		t.Skip("needs /proc")
+		testenv.Missing(t, "needs /proc to read the process's peak memory")
 	}
 	n, size, max, budget, limit := 24, int64(200<<20), int64(0), int64(0), int64(500<<20)
 	if raceEnabled {

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // The two-node OpenSearch cluster of the package's tests: two JVMs of
@@ -76,10 +78,7 @@ func moduleRoot() (string, error) {
 // missing skips the test outside CI and fails it under CI=true.
 func missing(t *testing.T, err error) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("OpenSearch test cluster: %v", err)
-	}
-	t.Skipf("OpenSearch test cluster unavailable: %v", err)
+	testenv.Missing(t, "OpenSearch test cluster unavailable: %v", err)
 }
 
 // clusterFor returns the running two-node cluster, starting it once.
