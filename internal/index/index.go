@@ -152,6 +152,7 @@ type part struct {
 	// are not yet in vers (guarded by mu): the version check of a later
 	// Apply sees them.
 	unsaved map[string]uint64
+	wrote   bool // a batch went in since Open: close settles first (guarded by mu)
 	closed  bool
 }
 
@@ -232,6 +233,26 @@ func openPart(dir string, opts Options) (*part, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// settle waits, up to limit, until bleve's background persister and merger
+// have caught up with the last batch (the index's root epoch is both
+// persisted and merged). With unsafe_batch the persister writes after
+// Batch returns; closing the index while it waits for the introducer to
+// apply a persisted segment races inside bleve (scorch's
+// persistSnapshotDirect iterates the segment map the introducer is
+// deleting from, bleve v2.5.7 and v2.6.3 alike). Waiting first also means
+// a clean close leaves every batch on disk.
+func (p *part) settle(limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for {
+		idx, _ := p.b.StatsMap()["index"].(map[string]interface{})
+		active, ok := idx["index_bgthreads_active"].(bool)
+		if !ok || !active || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func newMapping() (*mapping.IndexMappingImpl, error) {
@@ -318,6 +339,9 @@ func (p *part) close() error {
 		return nil
 	}
 	p.closed = true
+	if p.wrote {
+		p.settle(10 * time.Second)
+	}
 	err := p.b.Close()
 	if p.vers != nil {
 		err = errors.Join(err, p.vers.Close())
@@ -432,6 +456,7 @@ func (p *part) apply(ctx context.Context, ops []Op) (ApplyResult, error) {
 	})
 	err = p.b.Batch(batch)
 	if err == nil {
+		p.wrote = true
 		for _, a := range applied {
 			p.unsaved[a.id] = a.ver
 		}

@@ -413,3 +413,36 @@ func TestSearchAndOrProximity(t *testing.T) {
 		t.Errorf("harvest village show (-want +got):\n%s", diff)
 	}
 }
+
+// TestCloseSettlesFirst: Close waits for bleve's persister and merger to
+// catch up with the batches (closing in the middle of a persist races
+// inside bleve), so a batch closed right after Apply is on disk and the
+// background threads are idle when the index closes.
+func TestCloseSettlesFirst(t *testing.T) {
+	dir := t.TempDir()
+	ix, err := Open(dir, Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v := uint64(1); v <= 20; v++ {
+		load(t, ix, corpus, v)
+	}
+	p := ix.parts[0]
+	p.settle(10 * time.Second)
+	idx, _ := p.b.StatsMap()["index"].(map[string]interface{})
+	if active, ok := idx["index_bgthreads_active"].(bool); !ok || active {
+		t.Fatalf("after settle: index_bgthreads_active %v (present %v)", active, ok)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	r, err := ix.Search(context.Background(), "apples", SearchOptions{Collection: "intra"})
+	if err != nil || r.Total != 1 {
+		t.Fatalf("after reopening: %v %+v", err, r)
+	}
+}
