@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/index"
+	"github.com/trawl/trawl/internal/testenv"
 	"github.com/trawl/trawl/internal/webfarm"
 )
 
@@ -152,7 +153,7 @@ func python(t *testing.T) string {
 			return path
 		}
 	}
-	t.Skip("python3 is not installed on this machine")
+	testenv.Missing(t, "python3 is not installed on this machine")
 	return ""
 }
 

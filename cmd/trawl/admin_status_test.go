@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/admin"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // chromium returns the headless browser, or skips the test when the
@@ -24,7 +25,7 @@ func chromium(t *testing.T) string {
 			return path
 		}
 	}
-	t.Skip("no Chromium on this machine (/usr/bin/chromium; test.sh installs it)")
+	testenv.Missing(t, "no Chromium on this machine (/usr/bin/chromium; test.sh installs it)")
 	return ""
 }
 

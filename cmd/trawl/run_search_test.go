@@ -25,6 +25,7 @@ import (
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/index"
 	"github.com/trawl/trawl/internal/store"
+	"github.com/trawl/trawl/internal/testenv"
 	"github.com/trawl/trawl/internal/webfarm"
 )
 
@@ -312,7 +313,7 @@ func TestRunSearchPageInBrowser(t *testing.T) {
 		}
 	}
 	if bin == "" {
-		t.Skip("chromium is not installed (apt-get install chromium)")
+		testenv.Missing(t, "chromium is not installed (apt-get install chromium)")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/admin/admintest"
 	"github.com/trawl/trawl/internal/stats"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // pythonClient is run by TestPythonClient: Python's own xmlrpc.client as a
@@ -75,7 +76,7 @@ print(json.dumps(out, sort_keys=True))
 func TestPythonClient(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 is not installed")
+		testenv.Missing(t, "python3 is not installed")
 	}
 	e := start(t, admin.Standalone)
 	ctx := context.Background()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // TestPythonPeer runs a node scheduler written in Python with the standard
@@ -14,7 +15,7 @@ import (
 func TestPythonPeer(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 is not installed on this machine")
+		testenv.Missing(t, "python3 is not installed on this machine")
 	}
 	addr, stop := start(t, &Server{Listener: listen(t), NodeID: "ds-1"})
 	defer stop()

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 func pageCorpus(t *testing.T) *Index {
@@ -138,7 +140,7 @@ func TestSearchPageInBrowser(t *testing.T) {
 		}
 	}
 	if bin == "" {
-		t.Skip("chromium is not installed (apt-get install chromium)")
+		testenv.Missing(t, "chromium is not installed (apt-get install chromium)")
 	}
 	srv := httptest.NewServer(Handler(pageCorpus(t)))
 	defer srv.Close()

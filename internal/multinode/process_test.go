@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 const processConfig = `<?xml version="1.0" encoding="utf-8"?>
@@ -55,7 +56,7 @@ func buildTrawl(t *testing.T) string {
 	if err != nil {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 		if _, err := os.Stat(goBin); err != nil {
-			t.Skipf("go tool not found: %v", err)
+			testenv.Missing(t, "go tool not found: %v", err)
 		}
 	}
 	bin := filepath.Join(t.TempDir(), "trawl")
@@ -279,7 +280,7 @@ while True:
 func TestPythonNodeScheduler(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 not found on this machine")
+		testenv.Missing(t, "python3 not found on this machine")
 	}
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "crawl.xml")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/render"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // jsCollection is a collection "js" with use_javascript, starting at every
@@ -63,7 +64,7 @@ func (a *arrivals) all() []arrival {
 // scripts arrive well within 1 s of each other.
 func TestCrawlJavaScriptDelay(t *testing.T) {
 	if _, err := render.FindBrowser(); err != nil {
-		t.Skip("chromium is not installed on this machine (test.sh installs Debian's chromium)")
+		testenv.Missing(t, "chromium is not installed on this machine (test.sh installs Debian's chromium)")
 	}
 	deps := []string{"/s/0.js", "/s/1.js", "/s/2.js", "/s/3.js", "/x/0.json"}
 	for _, tt := range []struct {
@@ -160,7 +161,7 @@ var a=document.createElement('a');a.href=JSON.parse(x.responseText).next;a.textC
 // link is fetched.
 func TestCrawlJavaScriptMaxTabs(t *testing.T) {
 	if _, err := render.FindBrowser(); err != nil {
-		t.Skip("chromium is not installed on this machine (test.sh installs Debian's chromium)")
+		testenv.Missing(t, "chromium is not installed on this machine (test.sh installs Debian's chromium)")
 	}
 	const sites = 10
 	var (

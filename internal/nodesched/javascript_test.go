@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/trawl/trawl/internal/render"
 	"github.com/trawl/trawl/internal/stats"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // TestCrawlJavaScriptLinks crawls a site whose home page writes its links
@@ -22,7 +23,7 @@ import (
 // it they are not.
 func TestCrawlJavaScriptLinks(t *testing.T) {
 	if _, err := render.FindBrowser(); err != nil {
-		t.Skip("chromium is not installed on this machine (test.sh installs Debian's chromium)")
+		testenv.Missing(t, "chromium is not installed on this machine (test.sh installs Debian's chromium)")
 	}
 	for _, tt := range []struct {
 		name string
@@ -88,7 +89,7 @@ func TestCrawlJavaScriptLinks(t *testing.T) {
 // document is the rendered DOM or the HTML as fetched.
 func TestCrawlJavaScriptThroughCrawl(t *testing.T) {
 	if _, err := render.FindBrowser(); err != nil {
-		t.Skip("chromium is not installed on this machine (test.sh installs Debian's chromium)")
+		testenv.Missing(t, "chromium is not installed on this machine (test.sh installs Debian's chromium)")
 	}
 	for _, keep := range []bool{false, true} {
 		t.Run(fmt.Sprintf("javascript_keep_html=%v", keep), func(t *testing.T) {
@@ -199,7 +200,7 @@ func killChildBrowsers(t *testing.T) int {
 // browser was started again).
 func TestCrawlJavaScriptBrowserFailures(t *testing.T) {
 	if _, err := render.FindBrowser(); err != nil {
-		t.Skip("chromium is not installed on this machine (test.sh installs Debian's chromium)")
+		testenv.Missing(t, "chromium is not installed on this machine (test.sh installs Debian's chromium)")
 	}
 	var mu sync.Mutex
 	paths := map[string]bool{}
@@ -283,7 +284,7 @@ func TestCrawlJavaScriptBrowserFailures(t *testing.T) {
 // another host, nothing on this site is rendered.
 func TestCrawlJavaScriptPerSite(t *testing.T) {
 	if _, err := render.FindBrowser(); err != nil {
-		t.Skip("chromium is not installed on this machine (test.sh installs Debian's chromium)")
+		testenv.Missing(t, "chromium is not installed on this machine (test.sh installs Debian's chromium)")
 	}
 	for _, tt := range []struct {
 		name, domain string

@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 func browser(t *testing.T) string {
 	path, err := FindBrowser()
 	if err != nil {
-		t.Skip("chromium is not installed on this machine (test.sh installs Debian's chromium)")
+		testenv.Missing(t, "chromium is not installed on this machine (test.sh installs Debian's chromium)")
 	}
 	return path
 }

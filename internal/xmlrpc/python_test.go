@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // TestPythonEncodes decodes what Python's xmlrpc.client writes, and has
@@ -13,7 +15,7 @@ import (
 func TestPythonEncodes(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 is not installed")
+		testenv.Missing(t, "python3 is not installed")
 	}
 	const script = `
 import sys, xmlrpc.client, datetime

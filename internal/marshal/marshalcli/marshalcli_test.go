@@ -8,6 +8,7 @@ import (
 
 	"github.com/trawl/trawl/internal/cli"
 	"github.com/trawl/trawl/internal/cli/clitest"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // runMarshalCLI runs trawl with args and stdin, returning exit code, stdout and
@@ -82,7 +83,7 @@ func TestMarshalCLIRoundTrip(t *testing.T) {
 func TestMarshalCLIPythonLiteralEval(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 not on PATH")
+		testenv.Missing(t, "python3 not on PATH")
 	}
 	inputs := []string{
 		"28020000006901000000730100000078", // s, not t: Python 3 loads t as str

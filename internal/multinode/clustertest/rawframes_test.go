@@ -17,6 +17,7 @@ import (
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/cmt/cmtconfig"
 	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // ---- frames by hand ----
@@ -63,7 +64,7 @@ func pyFrame(t testing.TB, expr string) []byte {
 	t.Helper()
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 not found on this machine")
+		testenv.Missing(t, "python3 not found on this machine")
 	}
 	script := "import marshal, struct, sys\nb = marshal.dumps(" + expr + ", 2)\nsys.stdout.buffer.write(struct.pack('>I', len(b)) + b)\n"
 	out, err := exec.Command(py, "-c", script).Output()
