@@ -11,23 +11,24 @@ import (
 	"time"
 )
 
-// roleProcess is a `trawl multinode` or `trawl node` running in this
-// process (runMain, real TCP on 127.0.0.1).
+// roleProcess is a trawl role (`trawl multinode`, `trawl node`, ...)
+// running in this process (runMain, real TCP on 127.0.0.1).
 type roleProcess struct {
 	stderr *e2eBuffer
+	stdout *e2eBuffer
 	cancel context.CancelFunc
 	done   chan int
 }
 
-// startRole runs trawl with args and waits until stderr matches every
-// pattern; it returns the first submatch of each.
+// startRole runs trawl with args and waits until its stderr (or its
+// stdout) matches every pattern; it returns the first submatch of each.
 func startRole(t *testing.T, args []string, patterns ...string) (*roleProcess, []string) {
 	t.Helper()
-	p := &roleProcess{stderr: &e2eBuffer{}, done: make(chan int, 1)}
+	p := &roleProcess{stderr: &e2eBuffer{}, stdout: &e2eBuffer{}, done: make(chan int, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	go func() {
-		p.done <- runMain(ctx, &cmdEnv{stdin: strings.NewReader(""), stdout: &e2eBuffer{}, stderr: p.stderr}, args)
+		p.done <- runMain(ctx, &cmdEnv{stdin: strings.NewReader(""), stdout: p.stdout, stderr: p.stderr}, args)
 	}()
 	t.Cleanup(p.stop)
 	out := make([]string, len(patterns))
@@ -36,6 +37,10 @@ func startRole(t *testing.T, args []string, patterns ...string) (*roleProcess, [
 		re := regexp.MustCompile(pat)
 		for {
 			if m := re.FindStringSubmatch(p.stderr.String()); m != nil {
+				out[i] = m[1]
+				break
+			}
+			if m := re.FindStringSubmatch(p.stdout.String()); m != nil {
 				out[i] = m[1]
 				break
 			}

@@ -24,7 +24,7 @@ func runIndexer(ctx context.Context, env *cmdEnv, args []string) error {
 	registry := fs.String("registry", "", "etcd://HOST:PORT[,HOST:PORT...]: etcd as the registry instead of the name server")
 	partition := fs.Int("partition", 0, "this indexer's partition, 0 <= I < N")
 	partitions := fs.Int("partitions", 1, "number of partitions N (the same on every indexer)")
-	basePort := fs.Int("base-port", 13000, fmt.Sprintf("base port; the indexer listens on base+%d", indexer.PortOffset))
+	basePort := fs.Int("base-port", 13000, fmt.Sprintf("base port; the indexer listens on base+%d (0: a port the system chooses, found through the name server)", indexer.PortOffset))
 	host := fs.String("host", "", "host name put in this indexer's object reference (default: the host name)")
 	listen := fs.String("listen", "", "address to listen on (default: every interface)")
 	data := fs.String("data", "./data", "data directory (the index is in DIR/indexer/index)")
@@ -42,7 +42,7 @@ func runIndexer(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl indexer: want 0 <= --partition < --partitions\n")
 		return errUsage
 	}
-	if *basePort <= 0 || *basePort+indexer.PortOffset > 65535 {
+	if *basePort < 0 || *basePort+indexer.PortOffset > 65535 {
 		fmt.Fprintf(env.stderr, "trawl indexer: bad --base-port %d\n", *basePort)
 		return errUsage
 	}
@@ -60,7 +60,7 @@ func runIndexer(ctx context.Context, env *cmdEnv, args []string) error {
 			return err
 		}
 	}
-	s, err := indexer.NewServer(indexer.ServerConfig{Listen: *listen, Host: *host, BasePort: *basePort, Dir: filepath.Join(*data, "indexer"),
+	s, err := indexer.NewServer(indexer.ServerConfig{Listen: *listen, AnyPort: *basePort == 0, Host: *host, BasePort: *basePort, Dir: filepath.Join(*data, "indexer"),
 		Partition: *partition, Partitions: *partitions, Registry: reg, RebindInterval: *rebind, Logger: log, TLS: tc})
 	if err != nil {
 		return err

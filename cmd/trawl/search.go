@@ -29,7 +29,7 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 			"snippet with the query's words between *stars*. The query language: words (all must match; pages\n"+
 			"holding them next to each other first), a OR b, \"quoted phrases\", -word or -\"phrase\" to exclude, site:example.com (the host or its subdomains),\n"+
 			"type:html|pdf|text|office|xml|other or type:<MIME type>; a - before site: or type: excludes.\n"+
-			"With --serve ADDR, serve the search page (/search) and the JSON API (/api/search?q=...) instead;\n"+
+			"With --serve ADDR, serve the search page (/search) and the JSON API (/api/search?q=..., /api/doc?url=U&collection=C) instead;\n"+
 			"with --data, the page logs searches and result clicks in DIR/clicks/log, and the click relevance of\n"+
 			"the last trawl webanalyzer clicks run (DIR/clicks/state) boosts the URLs clicked for a query.")
 	data := fs.String("data", "./data", "the crawl's data directory (trawl run --data; the index is DIR/index), or an index")

@@ -157,7 +157,9 @@
 // trawl run feeds through this chain by default: internal/distrib/chain
 // runs a name server (bindings in memory), one distributor and one indexer
 // inside its process on loopback ports the system chooses (ServerConfig
-// AnyPort), so several runs on one machine never collide; with
+// AnyPort), so several runs on one machine never collide; trawl
+// distributor and trawl indexer take ports the same way with --base-port 0
+// (their references in the name server carry the ports). With
 // --nameserver trawl run and trawl node feed a distributed chain instead.
 //
 // # Status (not in the spec)

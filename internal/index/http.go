@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/trawl/trawl/internal/clicks"
 )
@@ -23,6 +24,11 @@ import (
 //	    results with titles, URLs and highlighted snippets, site and type
 //	    filters and paging links
 //	GET /               redirects to /search
+//	GET /api/doc?url=U&collection=C
+//	    when idx is a Looker: JSON DocInfo, the document of URL U in
+//	    content collection C as stored (without its body) and the last
+//	    version applied to it, also after a remove (found false); 400
+//	    without url, 500 on an index error
 //
 // The handler is meant to be mounted at the root of a server (trawl run
 // mounts it next to its other pages). It logs nothing; NewHandler with a
@@ -87,6 +93,9 @@ func NewHandler(idx Searcher, ho HandlerOptions) http.Handler {
 		}
 		_ = json.NewEncoder(w).Encode(res)
 	})
+	if l, ok := idx.(Looker); ok {
+		mux.HandleFunc("GET /api/doc", func(w http.ResponseWriter, r *http.Request) { serveDoc(w, r, l) })
+	}
 	mux.HandleFunc("GET /search", func(w http.ResponseWriter, r *http.Request) {
 		values := r.URL.Query()
 		q, opts, err := searchParams(values)
@@ -276,3 +285,37 @@ mark { background: #fff3a0; font-weight: bold; }
 </body>
 </html>
 `))
+
+// DocInfo is the answer of GET /api/doc: what Lookup returns, but the
+// body.
+type DocInfo struct {
+	URL        string    `json:"url"`
+	Collection string    `json:"collection"`
+	Found      bool      `json:"found"`
+	Version    uint64    `json:"version"`
+	Title      string    `json:"title,omitempty"`
+	Site       string    `json:"site,omitempty"`
+	MIME       string    `json:"mime,omitempty"`
+	Type       string    `json:"type,omitempty"`
+	Modified   time.Time `json:"modified,omitzero"`
+	Rank       float64   `json:"rank,omitempty"`
+}
+
+func serveDoc(w http.ResponseWriter, r *http.Request, l Looker) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	v := r.URL.Query()
+	u, coll := v.Get("url"), v.Get("collection")
+	if u == "" {
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": "no url"})
+		return
+	}
+	st, err := l.Lookup(r.Context(), coll, u)
+	if err != nil {
+		w.WriteHeader(http.StatusInternalServerError)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+		return
+	}
+	_ = json.NewEncoder(w).Encode(DocInfo{URL: u, Collection: coll, Found: st.Found, Version: st.Version, Title: st.Title,
+		Site: st.Site, MIME: st.MIME, Type: st.Type, Modified: st.Modified, Rank: st.Rank})
+}

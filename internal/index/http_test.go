@@ -1,11 +1,13 @@
 package index
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,6 +129,54 @@ func TestSearchAPI(t *testing.T) {
 	if code != 400 || !strings.Contains(body, "bad size") {
 		t.Errorf("bad size: %d %s", code, body)
 	}
+}
+
+// TestDocAPI: GET /api/doc gives a document's stored fields and version,
+// and the version of a removed one.
+func TestDocAPI(t *testing.T) {
+	ix := pageCorpus(t)
+	srv := httptest.NewServer(Handler(ix))
+	defer srv.Close()
+	doc := func(path string) (int, DocInfo) {
+		t.Helper()
+		code, body := get(t, srv, path)
+		var d DocInfo
+		if code == 200 {
+			if err := json.Unmarshal([]byte(body), &d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return code, d
+	}
+	u := "http://site1.test/lemon/3"
+	if code, d := doc("/api/doc?collection=web&url=" + url.QueryEscape(u)); code != 200 || !d.Found || d.Version != 1 ||
+		d.Title != "Lemon 3" || d.Site != "site1.test" || d.Type != "html" || d.URL != u {
+		t.Errorf("stored document: %d %+v", code, d)
+	}
+	if code, d := doc("/api/doc?collection=other&url=" + url.QueryEscape(u)); code != 200 || d.Found || d.Version != 0 {
+		t.Errorf("another collection: %d %+v", code, d)
+	}
+	if _, err := ix.Apply(context.Background(), []Op{{Version: 5, Remove: true, Doc: Doc{URL: u, Collection: "web"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if code, d := doc("/api/doc?collection=web&url=" + url.QueryEscape(u)); code != 200 || d.Found || d.Version != 5 {
+		t.Errorf("removed document: %d %+v", code, d)
+	}
+	if code, body := get(t, srv, "/api/doc?collection=web"); code != 400 || !strings.Contains(body, "no url") {
+		t.Errorf("no url: %d %s", code, body)
+	}
+	plain := httptest.NewServer(Handler(searchOnly{ix}))
+	defer plain.Close()
+	if code, _ := get(t, plain, "/api/doc?url=x"); code != 404 {
+		t.Errorf("a Searcher that is not a Looker serves /api/doc: %d", code)
+	}
+}
+
+// searchOnly hides every method of an Index but Search.
+type searchOnly struct{ ix *Index }
+
+func (s searchOnly) Search(ctx context.Context, q string, o SearchOptions) (*Results, error) {
+	return s.ix.Search(ctx, q, o)
 }
 
 // TestSearchPageInBrowser renders the page in headless Chromium and checks

@@ -12,6 +12,13 @@ type Searcher interface {
 	Search(ctx context.Context, q string, o SearchOptions) (*Results, error)
 }
 
+// Looker is a Searcher that also returns one stored document by its URL
+// (the embedded Index, the indexer partitions of a distributed chain):
+// Handler then serves GET /api/doc too.
+type Looker interface {
+	Lookup(ctx context.Context, collection, rawURL string) (Stored, error)
+}
+
 // SummaryBytes is how much of a document's description (or, without
 // one, its body) the summary field keeps: the snippet shown when no
 // fragment matches.

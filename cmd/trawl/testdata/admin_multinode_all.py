@@ -9,12 +9,17 @@ nodes' admin ports), NODE1IP, NODE2IP (the address each node fetches
 from), FARM (the test's request-log server), SITES (the farm's sites,
 host:port, comma-separated), MCXML (the --config file of collection mc),
 CCXML (the configuration of collection cc), FILES (the directory
-AddURIFile and CollectionDeleteURIFile may read). The script prints
-"STOP NODE2" when the test must stop node 2 for good (the reroute).
+AddURIFile and CollectionDeleteURIFile may read), SEARCH (the search API
+of the index both nodes feed: `trawl search --nameserver --serve` over
+the name server of their content distributor and indexer). The script
+prints "STOP NODE2" when the test must stop node 2 for good (the
+reroute).
 
-Not observable here: what reaches an index. `trawl node` runs no feeding
-chain, so the Reprocess methods and the index side of the deletions are
-checked by their answers only (and that they fetch nothing). The
+The index is checked through the search API (/api/search and /api/doc):
+every site's documents reach it; the documents of deleted URIs and of a
+deleted site are in it before the delete and gone after it, while
+another site's stay; a reprocessed URI is fed again (the index applies a
+newer version of it) without being fetched. The
 multinode scheduler's statistics are compared with the nodes' over the
 whole crawl (cOmPIEtE): it gets the nodes' counters in CMD_UM_STAT,
 every 2 s here (`trawl node --stats-interval`), so the check waits for a
@@ -36,6 +41,7 @@ ports = [int(E["NODE1PORT"]), int(E["NODE2PORT"])]
 ips = [E["NODE1IP"], E["NODE2IP"]]
 SITES = E["SITES"].split(",")
 FARM = E["FARM"]
+SEARCH = E["SEARCH"]
 T0 = time.time()
 step = [0]
 called = set()
@@ -115,6 +121,38 @@ def settle(quiet_for=1.5, timeout=60.0):
     sys.exit(1)
 
 
+def indexed(site):
+    """The URLs of site's documents in the index (collection mc)."""
+    q = urllib.parse.urlencode({"site": site.split(":")[0], "collection": "mc", "size": 100})
+    with urllib.request.urlopen(SEARCH + "/api/search?" + q) as f:
+        r = json.load(f)
+    return {h["url"] for h in r["hits"] or []}
+
+
+def doc(u):
+    """The index's record of URL u in collection mc: found, version (the
+    last version fed)."""
+    q = urllib.parse.urlencode({"url": u, "collection": "mc"})
+    with urllib.request.urlopen(SEARCH + "/api/doc?" + q) as f:
+        return json.load(f)
+
+
+def index_settled(site, quiet_for=1.0, timeout=30.0):
+    """Wait until the index holds documents of site and their set has not
+    changed for quiet_for seconds (the feeding has caught up)."""
+    last, since = indexed(site), time.time()
+    end = time.time() + timeout
+    while time.time() < end:
+        time.sleep(0.2)
+        n = indexed(site)
+        if n != last:
+            last, since = n, time.time()
+        elif last and time.time() - since >= quiet_for:
+            return last
+    print("FAIL (timeout): the index of %s did not settle (%d documents)" % (site, len(last)), flush=True)
+    sys.exit(1)
+
+
 def cur(proxy):
     r = proxy.CollectionGetStatistics2("mc")
     return r[1]["cur"] if r[0] == 1 else {}
@@ -170,6 +208,7 @@ for s in SITES:
           "%s was fetched only from node %d's address %s (farm saw %r)" % (s, i + 1, ips[i], h["remotes"]))
 check(set(owner.values()) == {0, 1}, "both nodes crawl sites: %r" % owner)
 by_node = [[s for s in SITES if owner[s] == i] for i in (0, 1)]
+wait(lambda: all(indexed(s) for s in SITES), "both nodes feed: the index holds documents of every site")
 
 # --- site statistics ----------------------------------------------------
 def site_stats(proxy, s):
@@ -231,6 +270,13 @@ check(cresult(M.CollectionResumeFeeding("mc", ""), 0), "CollectionResumeFeeding 
 settle()
 pA = host(sA)["ok"]
 check(len(pA) >= 2, "the farm served %d pages of %s" % (len(pA), sA))
+iA = index_settled(sA)
+pA = [u for u in pA if u in iA] + [u for u in pA if u not in iA]
+v0 = {u: doc(u) for u in pA[:2]}
+check(all(d["found"] and d["version"] > 0 for d in v0.values()),
+      "before the reprocess the index holds %s (versions %r)" % (pA[:2], [d["version"] for d in v0.values()]))
+uK = sorted(indexed(sB))[0]
+vK = doc(uK)["version"]
 check(cresult(M.CollectionReprocessSite("mc", "", sA)), "CollectionReprocessSite")
 check(cresult(M.CollectionReprocessSitePrefix("mc", sA, "http://" + sA + "/", "")), "CollectionReprocessSitePrefix")
 check(cresult(M.CollectionReprocessURI("mc", "", pA[:2])), "CollectionReprocessURI")
@@ -238,6 +284,10 @@ check(cresult(M.CollectionReprocessURI("mc", "", ["not a uri"]), 0), "Collection
 check(isinstance(fault(M.CollectionReprocessSite, "nosuch", "", sA).faultCode, int), "CollectionReprocessSite of an unknown collection faults")
 time.sleep(1)
 check(count(pA[0]) == 1, "reprocessing refeeds from the store: it fetches nothing (%s fetched %d times)" % (pA[0], count(pA[0])))
+wait(lambda: all(doc(u)["version"] > v0[u]["version"] for u in pA[:2]),
+     "the reprocessed URIs are fed again: the index applied a newer version of each")
+check(all(doc(u)["found"] for u in pA[:2]), "and still holds them")
+check(doc(uK)["version"] == vK, "a page of %s, not reprocessed, keeps its version %d" % (sB, vK))
 
 # --- refetch URI --------------------------------------------------------
 for i, (flags, what) in enumerate((((0, 0, 1), "plain, immediately"), ((1, 0, 1), "refeed"))):
@@ -252,31 +302,45 @@ c0 = {u: count(u) for u in known}
 check(cresult(M.CollectionRefetchURI("mc", known[0], 0, 1, 0)), "CollectionRefetchURI(site) of %s" % known[0])
 wait(lambda: all(count(u) > c0[u] for u in known), "every stored page of %s (%d) is fetched again" % (s, len(known)))
 
-# --- delete URIs, URI file, site: gone from the node's store --------------
+# --- delete URIs, URI file, site: gone from the node's store and the index
 settle()
 sD = by_node[0][-1]
 xD = nodes[owner[sD]]
 pD = host(sD)["ok"]
 check(len(pD) >= 3, "%s has %d pages" % (sD, len(pD)))
+iD = index_settled(sD)
+# The URIs to delete one by one are pages the index holds.
+pD = [u for u in pD if u in iD] + [u for u in pD if u not in iD]
+check(len(iD) >= 3 and pD[0] in iD and pD[1] in iD,
+      "before the deletes the index holds %d documents of %s, %s and %s among them" % (len(iD), sD, pD[0], pD[1]))
+sK = by_node[1][0]  # a site of the other node, which no delete touches
+iK = index_settled(sK)
 d0 = stat(xD, "Deleted")
 check(cresult(M.CollectionDeleteURIs("mc", [pD[0]])), "CollectionDeleteURIs of %s" % pD[0])
 wait(lambda: stat(xD, "Deleted") == d0 + 1, "the node owning %s counts 1 Deleted" % sD)
+wait(lambda: pD[0] not in indexed(sD), "CollectionDeleteURIs: %s is gone from the index" % pD[0])
+check(indexed(sD) == iD - {pD[0]}, "and only it: %d documents of %s left" % (len(indexed(sD)), sD))
 check(cresult(M.CollectionDeleteURIs("mc", [pD[0]])), "CollectionDeleteURIs of it again")
 path = os.path.join(E["FILES"], "del.txt")
 open(path, "w").write(pD[1] + "\n")
 check(cresult(M.CollectionDeleteURIFile("mc", path)), "CollectionDeleteURIFile of %s" % pD[1])
 wait(lambda: stat(xD, "Deleted") == d0 + 2, "the node counts 1 more Deleted (the first URI was gone already)")
+wait(lambda: pD[1] not in indexed(sD), "CollectionDeleteURIFile: %s is gone from the index" % pD[1])
 time.sleep(0.5)
 check(stat(xD, "Deleted") == d0 + 2, "deleting a deleted URI again deletes nothing: it is gone from the store")
+check(indexed(sD) == iD - {pD[0], pD[1]}, "the index holds the other %d documents of %s" % (len(iD) - 2, sD))
 d1 = stat(xD, "Deleted")
 stored = len(pD) - 2
 check(cresult(M.CollectionDeleteSite("mc", sD)), "CollectionDeleteSite %s" % sD)
 wait(lambda: stat(xD, "Deleted") >= d1 + stored, "the node counts the site's %d stored pages Deleted" % stored)
+wait(lambda: not indexed(sD), "CollectionDeleteSite: every document of %s is gone from the index" % sD)
 d2 = stat(xD, "Deleted")
 check(cresult(M.CollectionDeleteSite("mc", sD)), "CollectionDeleteSite of it again")
 time.sleep(1)
 check(stat(xD, "Deleted") == d2, "deleting the site again deletes nothing: it is gone from the store")
 check(count(pD[2]) == 1, "deleting fetches nothing")
+check(not indexed(sD) and indexed(sK) == iK,
+      "the index still holds none of %s and all %d documents of %s (another node's site)" % (sD, len(iK), sK))
 
 # --- refetch the collection: every site is fetched again -----------------
 settle()

@@ -60,7 +60,7 @@ func (d Deps) distributor(ctx context.Context, env *cli.Env, args []string) erro
 	id := fs.Int64("id", -1, "node_id of this distributor (unique, >= 0)")
 	ns := fs.String("nameserver", "", "HOST:PORT of the name server (its base+4)")
 	registry := fs.String("registry", "", "etcd://HOST:PORT[,HOST:PORT...]: etcd as the registry instead of the name server")
-	basePort := fs.Int("base-port", 13000, "base port; objects on base+390 and base+391")
+	basePort := fs.Int("base-port", 13000, "base port; objects on base+390 and base+391 (0: two ports the system chooses, found through the name server)")
 	host := fs.String("host", "", "host name put in this distributor's object references (default: the host name)")
 	listen := fs.String("listen", "", "address to listen on (default: every interface)")
 	fs.String("data", "./data", "data directory (a distributor keeps no state of its own there)")
@@ -81,7 +81,7 @@ func (d Deps) distributor(ctx context.Context, env *cli.Env, args []string) erro
 		fmt.Fprintf(env.Stderr, "trawl distributor: --id N (>= 0) is required\n")
 		return cli.ErrUsage
 	}
-	if *basePort+wire.PortExternal > 65535 || *basePort <= 0 {
+	if *basePort+wire.PortExternal > 65535 || *basePort < 0 {
 		fmt.Fprintf(env.Stderr, "trawl distributor: bad --base-port %d\n", *basePort)
 		return cli.ErrUsage
 	}
@@ -103,6 +103,7 @@ func (d Deps) distributor(ctx context.Context, env *cli.Env, args []string) erro
 		Config: distrib.Config{NodeID: *id, Host: *host, BasePort: *basePort, Collections: colls,
 			CheckMaster: *checkMaster, PingMaster: *pingMaster},
 		Listen:   *listen,
+		AnyPort:  *basePort == 0,
 		Registry: reg,
 		Logger:   log,
 		TLS:      tc,

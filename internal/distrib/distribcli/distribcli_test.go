@@ -32,6 +32,7 @@ func TestUsage(t *testing.T) {
 	}{
 		{[]string{"distributor"}, 2, "trawl distributor: --id N (>= 0) is required\n"},
 		{[]string{"distributor", "--id", "1", "--base-port", "65500"}, 2, "trawl distributor: bad --base-port 65500\n"},
+		{[]string{"distributor", "--id", "1", "--base-port", "-1"}, 2, "trawl distributor: bad --base-port -1\n"},
 		{[]string{"distributor", "--help"}, 0, "usage: trawl distributor --id N"},
 		{[]string{"distributors", "--nameserver", "127.0.0.1:1"}, 2, ""},
 	} {

@@ -25,6 +25,8 @@
 //     indexer search(query, collection, size) -> (total, JSON of []index.Hit)
 //     indexer query(query, JSON of index.SearchOptions) -> JSON of index.Results
 //     indexer count() -> documents
+//     indexer lookup(collection, url) -> JSON of index.Stored (the document
+//     as stored, and the last version applied to it)
 //     any object __ping() -> ()
 //
 //     An operation is a feed.Operation in its own binary encoding. process
@@ -70,6 +72,8 @@ type (
 	}
 	// Count counts the documents; its result is uint64.
 	Count struct{}
+	// Lookup reads one document; its result is index.Stored.
+	Lookup struct{ Collection, URL string }
 	// Bind binds the indexer in the registry.
 	Bind struct{ AOR wire.AOR }
 )
@@ -77,6 +81,7 @@ type (
 func (j Apply) String() string  { return fmt.Sprintf("apply %d ops", len(j.Ops)) }
 func (j Search) String() string { return fmt.Sprintf("search %q in %q", j.Query, j.Collection) }
 func (Count) String() string    { return "count" }
+func (j Lookup) String() string { return fmt.Sprintf("lookup %q in %q", j.URL, j.Collection) }
 func (j Bind) String() string   { return "bind " + j.AOR.String() }
 
 // Config configures the machine.
@@ -220,6 +225,12 @@ func (m *Machine) receive(peer loop.Peer, f *wire.Frame) {
 		m.job(call{peer: peer, f: f}, q)
 	case Object + ".count":
 		m.job(call{peer: peer, f: f}, Count{})
+	case Object + ".lookup":
+		if len(f.Args) != 2 || f.Args[0].Tag != wire.String || f.Args[1].Tag != wire.String || f.Args[1].S == "" {
+			bad("lookup takes a collection and a URL")
+			return
+		}
+		m.job(call{peer: peer, f: f}, Lookup{Collection: f.Args[0].S, URL: f.Args[1].S})
 	default:
 		bad(fmt.Sprintf("no method %s.%s on an indexer", f.Object, f.Method))
 	}
@@ -257,6 +268,13 @@ func (m *Machine) done(c call, ev loop.Event[*wire.Frame]) {
 			return
 		}
 		m.Pending.Send(c.peer, wire.ReplyTo(f, wire.Byt(b)), 0)
+	case "lookup":
+		if ev.Err != nil {
+			m.Pending.Send(c.peer, wire.Raise(f, wire.ExcUnavailable, ev.Err.Error()), 0)
+			return
+		}
+		b, _ := json.Marshal(ev.Result.(index.Stored)) // strings, numbers and a time: no error
+		m.Pending.Send(c.peer, wire.ReplyTo(f, wire.Byt(b)), 0)
 	case "count":
 		if ev.Err != nil {
 			m.Pending.Send(c.peer, wire.Raise(f, wire.ExcUnavailable, ev.Err.Error()), 0)
@@ -279,6 +297,8 @@ func Work(ix *index.Index, bind func(ctx context.Context, a wire.AOR) error) loo
 			return j.run(ctx, ix)
 		case Count:
 			return ix.Count()
+		case Lookup:
+			return ix.Lookup(ctx, j.Collection, j.URL)
 		case Bind:
 			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/feed"
+	"github.com/trawl/trawl/internal/index"
 	"github.com/trawl/trawl/internal/loop"
 	"github.com/trawl/trawl/internal/loop/looptest"
 )
@@ -23,7 +24,9 @@ func (h *harness) New(t *testing.T, d *datadriven.TestData) loop.Machine[*wire.F
 
 // call peer=N: "object method args" a line; an arg "op:SEQ:URI" is an
 // encoded add operation (URI "-" for none), "i:N" an integer.
-// result job=N [err=TEXT]: the job's end (process: its sequence numbers).
+// result job=N [seqs=N,N...] [count=N] [url=U version=N] [err=TEXT]: the
+// job's end (process: its sequence numbers; count: the documents; lookup:
+// the stored document).
 func (h *harness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[*wire.Frame], error) {
 	switch d.Cmd {
 	case "call":
@@ -80,6 +83,12 @@ func (h *harness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[*wi
 			var n uint64
 			d.ScanArgs(t, "count", &n)
 			ev.Result = n
+		}
+		if d.HasArg("version") {
+			st := index.Stored{Found: true}
+			d.ScanArgs(t, "version", &st.Version)
+			d.ScanArgs(t, "url", &st.URL)
+			ev.Result = st
 		}
 		if d.HasArg("err") {
 			var s string

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trawl/trawl/internal/distrib"
 	"github.com/trawl/trawl/internal/distrib/nameserver"
 	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/index"
@@ -117,6 +118,33 @@ func (s Searcher) Search(ctx context.Context, q string, o index.SearchOptions) (
 	res := merge(parts, o)
 	res.Query, res.Took = q, time.Since(start)
 	return res, nil
+}
+
+// Lookup implements index.Looker: it asks the partition that holds rawURL
+// (distrib.Partition of it, as the distributors place it) for the
+// document.
+func (s Searcher) Lookup(ctx context.Context, collection, rawURL string) (index.Stored, error) {
+	var st index.Stored
+	aors, err := s.Registry.List(ctx, wire.NameIndexPrefix)
+	if err != nil {
+		return st, err
+	}
+	for _, a := range aors {
+		var i, n int
+		if _, err := fmt.Sscanf(a.ObjectID, "partition %d of %d", &i, &n); err != nil || n <= 0 ||
+			a.Name != distrib.IndexerName(i) || i != distrib.Partition(rawURL, n) {
+			continue
+		}
+		f, err := s.Client.Call(ctx, a.Addr(), Object, "lookup", wire.Str(collection), wire.Str(rawURL))
+		if err != nil {
+			return st, fmt.Errorf("indexer %s (%s): %w", a.Name, a.Addr(), err)
+		}
+		if err := json.Unmarshal(f.Arg(0).B, &st); err != nil {
+			return st, fmt.Errorf("indexer %s: bad document: %w", a.Name, err)
+		}
+		return st, nil
+	}
+	return st, fmt.Errorf("indexer: no indexer of the partition of %s is registered", rawURL)
 }
 
 // merge merges the partitions' results into the page o asks for.
