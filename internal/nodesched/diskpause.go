@@ -34,3 +34,6 @@ func (r *runner) diskPaused(now time.Time, wake *time.Time) bool {
 
 // DiskStatus is the full-disk guard's state (zero without Config.Disk).
 func (d *Driver) DiskStatus() diskspace.Status { return d.cfg.Disk.Status() }
+
+// Disk is the full-disk guard (Config.Disk, nil without one).
+func (d *Driver) Disk() *diskspace.Guard { return d.cfg.Disk }
