@@ -127,3 +127,63 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestDSDiskFullQueueBound drives the machine: while the disk is full it
+// holds checksum messages up to MaxQueued (2) and closes the link of a
+// node scheduler that sends more (it sends its unanswered operations again
+// on the next link); a held message of a closed link is dropped at the
+// resume, the others are answered in order and nothing was written before.
+func TestDSDiskFullQueueBound(t *testing.T) {
+	st := NewMemStore()
+	ds, err := newDS(DSConfig{NodeID: "ds-1", DBDir: "/data/ds", MaxQueued: 2}, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.Connect(ns1, t0)
+	ds.Connect(ns2, t0)
+	ds.SetDiskFull(true, t0)
+	ds.Ready()
+	ds.Advance()
+	a1 := add("example", "node-1", "http://one.example/", csum("a1"))
+	a2 := add("example", "node-2", "http://two.example/", csum("a2"))
+	a3 := add("example", "node-1", "http://one.example/3", csum("a3"))
+	if got := ds.Receive(ns1, a1, t0); len(got) != 0 {
+		t.Errorf("held message answered: %v", got)
+	}
+	if got := ds.Receive(ns2, a2, t0); len(got) != 0 {
+		t.Errorf("held message answered: %v", got)
+	}
+	if got := ds.Receive(ns2, &cmt.PPDUPKeepalive{}, t0); len(got) != 1 {
+		t.Errorf("keep-alive while the disk is full: %v, want its ack", got)
+	}
+	got := ds.Receive(ns1, a3, t0)
+	if len(got) != 1 || !got[0].Close || got[0].To != ns1 {
+		t.Errorf("a message past the bound: %v, want ns1's link closed", got)
+	}
+	if st.Dirty() != 0 || len(dumpMem(t, st)) != 0 {
+		t.Errorf("written while the disk is full: %v", dumpMem(t, st))
+	}
+	ds.Disconnect(ns1, t0)
+	ds.SetDiskFull(false, t0)
+	b := ds.Ready()
+	ds.Advance()
+	if len(b.Out) != 1 || b.Out[0].To != ns2 {
+		t.Fatalf("after the resume: %d messages %v, want a2's answer to ns2 only", len(b.Out), b.Out)
+	}
+	if _, ok, _ := st.Get(Key{"example", csum("a2")}); !ok {
+		t.Error("a2 not stored after the resume")
+	}
+	if _, ok, _ := st.Get(Key{"example", csum("a1")}); ok {
+		t.Error("a1 of the closed link stored")
+	}
+}
+
+func dumpMem(t *testing.T, st *MemStore) []string {
+	t.Helper()
+	var out []string
+	err := st.Mappings("example", func(k Key, o Owner) error { out = append(out, k.String()+" "+o.URI); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
