@@ -15,6 +15,8 @@ python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # wget writes the peer WARC the WARC tests compare trawl's with.
 command -v wget >/dev/null 2>&1 || need+=(wget)
+# The full-disk tests mount a size-limited tmpfs (as root) with mount(8).
+command -v mount >/dev/null 2>&1 || need+=(mount)
 # scripts/make-test-ca.sh (mutual TLS) is tested with openssl.
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 # The content distributors' registry is also tested on etcd.

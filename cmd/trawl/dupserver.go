@@ -9,6 +9,7 @@ import (
 
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/dupserver"
 	"github.com/trawl/trawl/internal/tlsconf"
 )
@@ -38,6 +39,7 @@ func runDupserver(ctx context.Context, env *cmdEnv, args []string) error {
 	failoverReplica := fs.String("failover-replica", "", "with --failover-listen: the replica address of this server once promoted\n(where the old duplicate server comes back with --replica-mode)")
 	dump := fs.Bool("dump", false, "print the checksum store under --data (collection, checksum, owner URI, node) and exit; the server must be stopped")
 	tlsf := tlsconf.Register(fs)
+	df := diskspace.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -86,7 +88,12 @@ func runDupserver(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl dupserver: %v\n", err)
 		return errUsage
 	}
+	disk, err := df.Guard(*data, "dupserver", log)
+	if err != nil {
+		return err
+	}
 	s := &dupserver.Server{
+		Disk:        disk,
 		Listen:      addr,
 		TLS:         tc,
 		Replica:     *replica,

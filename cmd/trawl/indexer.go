@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/distrib/indexer"
 	"github.com/trawl/trawl/internal/tlsconf"
 )
@@ -31,6 +32,7 @@ func runIndexer(ctx context.Context, env *cmdEnv, args []string) error {
 	rebind := fs.Duration("rebind", 5*time.Second, "how often the indexer binds itself again in the registry")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	tlsf := tlsconf.Register(fs)
+	df := diskspace.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -60,8 +62,12 @@ func runIndexer(ctx context.Context, env *cmdEnv, args []string) error {
 			return err
 		}
 	}
+	disk, err := df.Guard(*data, "indexer", log)
+	if err != nil {
+		return err
+	}
 	s, err := indexer.NewServer(indexer.ServerConfig{Listen: *listen, AnyPort: *basePort == 0, Host: *host, BasePort: *basePort, Dir: filepath.Join(*data, "indexer"),
-		Partition: *partition, Partitions: *partitions, Registry: reg, RebindInterval: *rebind, Logger: log, TLS: tc})
+		Partition: *partition, Partitions: *partitions, Registry: reg, RebindInterval: *rebind, Logger: log, TLS: tc, Disk: disk})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/trawl/trawl/internal/admin"
+	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/nodesched"
 )
@@ -40,6 +41,7 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 	nameServer := fs.String("nameserver", "", "HOST:PORT of the content distributors' name server: feed the documents through them (MS-FSCDFT)")
 	var adm adminFlags
 	adm.register(fs)
+	df := diskspace.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -79,7 +81,11 @@ func runNode(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := nodesched.Config{NodeID: *id, Key: key, AdminHost: host, AdminPort: int32(*basePort), DataDir: *data,
+	disk, err := df.Guard(*data, "nodesched", log)
+	if err != nil {
+		return err
+	}
+	cfg := nodesched.Config{Disk: disk, NodeID: *id, Key: key, AdminHost: host, AdminPort: int32(*basePort), DataDir: *data,
 		MNS: nodesched.TCPDialerFrom(*mns, "multinode "+*mns, *sourceIP, log, tc), Workers: *workers, Logger: log,
 		SourceIP: *sourceIP, KeepAlive: *keepalive, StatsInterval: *statsEvery}
 	for _, a := range ds {

@@ -22,6 +22,7 @@ import (
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/crawlsummary"
+	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/distrib/chain"
 	"github.com/trawl/trawl/internal/dupserver"
 	"github.com/trawl/trawl/internal/feed"
@@ -77,6 +78,8 @@ type runOptions struct {
 	warcDir    string
 	nameServer string     // feed an external chain (run_feeding.go)
 	adm        adminFlags // run_admin.go
+	disk       *diskspace.Flags
+	diskGuard  *diskspace.Guard // the one full-disk guard of --data, shared by the roles
 }
 
 func runRun(ctx context.Context, env *cmdEnv, args []string) error {
@@ -106,6 +109,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&o.warcDir, "warc", "", "write what is crawled as WARC files (gzipped WARC/1.1) into this directory, for every collection")
 	fs.BoolVar(&o.serve, "serve", false, "with --once or --demo: keep the HTTP interface (search, status, admin API) up after the crawl until Ctrl-C/SIGTERM")
 	o.adm.register(fs)
+	o.disk = diskspace.Register(fs)
 	waf := registerRunWebanalyzer(fs) // webanalyzer.go
 	fs.BoolVar(&o.adm.protectSearch, "search-auth", false, "require the admin API's credential (--admin-token or --admin-user) on the search page and its JSON API too")
 	if err := parseFlags(fs, args); err != nil {
@@ -244,6 +248,9 @@ func (o *runOptions) check(env *cmdEnv, fs *flag.FlagSet) (*slog.Logger, error) 
 		return usage("--search-auth needs --admin-token or --admin-user")
 	}
 	if err := o.adm.checkListen(o.listen, "--listen"); err != nil {
+		return usage(err.Error())
+	}
+	if o.diskGuard, err = o.disk.Guard(o.data, "trawl run", log); err != nil {
 		return usage(err.Error())
 	}
 	return log, nil
@@ -409,6 +416,7 @@ func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logge
 		Data:   filepath.Join(o.data, "dupserver"),
 		NodeID: "dupserver1",
 		Logger: log.With("role", "dupserver"),
+		Disk:   o.diskGuard,
 	}
 	host, port := nsadmin.Announced(nil, o.basePort)
 	if e.listen != "" {
@@ -431,6 +439,7 @@ func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logge
 		Feed:      feedConfig(e.search),
 		Observe:   func(c string, oc *nodesched.Outcome) { e.admin.observe(c, oc) },
 		WARC:      nodesched.WARCConfig{Dir: o.warcDir, Software: "trawl/" + version},
+		Disk:      o.diskGuard,
 	})
 	e.admin = newRunAdmin(e, o, specs)
 	return e

@@ -86,6 +86,9 @@ func newAdminHTTP(b *crawladmin.Backend, f adminFlags, ns *nodesched.Driver) *ad
 	if ns != nil {
 		h.observe = nsadmin.Observe(b, h.Metrics)
 		h.Metrics.SetFeedBacklog(ns.FeedPending)
+		if g := ns.Disk(); g != nil {
+			h.SetDisk(g.Status)
+		}
 	}
 	return h
 }

@@ -21,5 +21,5 @@ func openFeeding(o *runOptions, log *slog.Logger) (*feed.Local, *chain.Chain, er
 		s, err := openSearchFeeding(o.indexURL, log)
 		return s, nil, err
 	}
-	return chain.Open(chain.Config{Data: o.data, NameServer: o.nameServer, TLS: o.adm.tls, Logger: log})
+	return chain.Open(chain.Config{Data: o.data, NameServer: o.nameServer, TLS: o.adm.tls, Logger: log, Disk: o.diskGuard})
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/trawl/trawl/internal/diskspace"
 )
 
 // CounterSource returns the crawl engine's cumulative counters by
@@ -28,6 +30,10 @@ type CounterSource func() map[string]map[string]int64
 //	trawl_screen_timeouts_total{collection}        URIs rejected because a regexp rule ran out of time
 //	trawl_fetch_duration_seconds{collection}       fetch latency histogram
 //	trawl_feed_backlog                             feed operations awaiting the indexer (SetFeedBacklog)
+//	trawl_disk_paused                              1 while a full disk pauses the writes, else 0 (SetDisk)
+//	trawl_disk_free_bytes                          free bytes of the data directory's file system (SetDisk)
+//	trawl_disk_low_water_bytes                     the free space under which the writes pause (SetDisk)
+//	trawl_disk_pauses_total                        pauses for a full disk (SetDisk)
 //
 // The counters are read from the engine at scrape time; the latency
 // histogram is fed by ObserveFetch. Metrics registers itself on the
@@ -37,6 +43,8 @@ type Metrics struct {
 	latency     *prometheus.HistogramVec
 	backlog     func() int
 	backlogDesc *prometheus.Desc
+	disk        func() diskspace.Status
+	diskDescs   [4]*prometheus.Desc // paused, free, low-water mark, pauses
 
 	fetched, bytes, stored, errs, queue, inflight, sites, screenTimeouts *prometheus.Desc
 }
@@ -60,6 +68,12 @@ func NewMetrics(reg prometheus.Registerer, src CounterSource) (*Metrics, error) 
 		screenTimeouts: prometheus.NewDesc("trawl_screen_timeouts_total",
 			"URIs rejected because an include/exclude regexp ran out of time on them (a rule with nested quantifiers?).", coll, nil),
 		backlogDesc: prometheus.NewDesc("trawl_feed_backlog", "Content operations waiting in the feed outbox for the indexer's callback.", nil, nil),
+		diskDescs: [4]*prometheus.Desc{
+			prometheus.NewDesc("trawl_disk_paused", "1 while the free space of the data directory is under the low-water mark and the writes pause, else 0.", nil, nil),
+			prometheus.NewDesc("trawl_disk_free_bytes", "Free bytes of the data directory's file system, as last read.", nil, nil),
+			prometheus.NewDesc("trawl_disk_low_water_bytes", "Free space under which the writes pause.", nil, nil),
+			prometheus.NewDesc("trawl_disk_pauses_total", "Pauses for a full disk.", nil, nil),
+		},
 	}
 	if err := reg.Register(m.latency); err != nil {
 		return nil, err
@@ -75,6 +89,10 @@ func NewMetrics(reg prometheus.Registerer, src CounterSource) (*Metrics, error) 
 // the metrics are served.
 func (m *Metrics) SetFeedBacklog(f func() int) { m.backlog = f }
 
+// SetDisk makes the metrics report the full-disk guard's state, read from
+// f at each scrape (trawl_disk_*). Call it before the metrics are served.
+func (m *Metrics) SetDisk(f func() diskspace.Status) { m.disk = f }
+
 // ObserveFetch records the duration of one fetch of a collection.
 func (m *Metrics) ObserveFetch(collection string, d time.Duration) {
 	m.latency.WithLabelValues(collection).Observe(d.Seconds())
@@ -85,12 +103,26 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.fetched, m.bytes, m.stored, m.errs, m.queue, m.inflight, m.sites, m.screenTimeouts, m.backlogDesc} {
 		ch <- d
 	}
+	for _, d := range m.diskDescs {
+		ch <- d
+	}
 }
 
 // Collect implements prometheus.Collector.
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	if m.backlog != nil {
 		ch <- prometheus.MustNewConstMetric(m.backlogDesc, prometheus.GaugeValue, float64(m.backlog()))
+	}
+	if m.disk != nil {
+		st := m.disk()
+		paused := 0.0
+		if st.Paused {
+			paused = 1
+		}
+		ch <- prometheus.MustNewConstMetric(m.diskDescs[0], prometheus.GaugeValue, paused)
+		ch <- prometheus.MustNewConstMetric(m.diskDescs[1], prometheus.GaugeValue, float64(st.Free))
+		ch <- prometheus.MustNewConstMetric(m.diskDescs[2], prometheus.GaugeValue, float64(st.Low))
+		ch <- prometheus.MustNewConstMetric(m.diskDescs[3], prometheus.CounterValue, float64(st.Pauses))
 	}
 	all := m.src()
 	names := make([]string, 0, len(all))

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/trawl/trawl/internal/diskspace"
 )
 
 // StatusReport is what the status page shows: the process, its
@@ -26,6 +28,9 @@ type StatusReport struct {
 	// Chain is the feeding chain (MS-FSCDFT) of a process that feeds one
 	// (trawl run), nil otherwise.
 	Chain *ChainStatus `json:"chain,omitempty"`
+	// Disk is the full-disk guard of the data directory (nil: none).
+	// While Disk.Paused, the page says "disk full: paused".
+	Disk *diskspace.Status `json:"disk,omitempty"`
 }
 
 // ChainStatus is the feeding chain of the status page: its name server,

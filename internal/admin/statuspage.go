@@ -33,12 +33,15 @@ td.uri { text-align:left; max-width:560px; overflow:hidden; text-overflow:ellips
 .chart h3 { font-size:13px; margin:0 0 4px; color:var(--muted); font-weight:600; }
 .chart svg { width:100%; height:120px; background:#fbfcfd; border:1px solid var(--line); border-radius:4px; }
 .empty { color:var(--muted); }
+section.alert { border-color:var(--bad); background:#fef2f2; }
+section.alert h2 { color:var(--bad); }
 details summary { cursor:pointer; color:var(--accent); margin:6px 0; }
 </style>
 </head>
 <body>
 <header><h1>trawl</h1><span class="meta" id="meta">{{.Role}} · {{.Time}}</span></header>
 <main>
+<section id="disk-section" class="alert" hidden><h2 id="disk-title">disk full: paused</h2><div id="disk"></div></section>
 <section><h2>Collections</h2><div id="collections"></div></section>
 <section id="chain-section" hidden><h2>Feeding chain</h2><div id="chain"></div></section>
 <section><h2>Rates</h2><div class="charts" id="charts"></div></section>
@@ -167,9 +170,17 @@ function chain(d) {
   if (ix.length) box.append(table(["indexer partition","address","documents","error"],
     ix.map(x => [x.partition, x.addr, num(x.documents), x.error || ""])));
 }
+function disk(d) {
+  const k = d.disk, sec = document.getElementById("disk-section");
+  sec.hidden = !(k && k.paused);
+  if (sec.hidden) return;
+  document.getElementById("disk").replaceChildren(el("p", {}, "The free space of " + k.dir + " is " + bytes(k.free_bytes) +
+    ", under the low-water mark of " + bytes(k.low_water_bytes) + ": nothing new is fetched, indexed or stored until it is back at " +
+    bytes(k.high_water_bytes) + "; the role resumes by itself."));
+}
 function render(d) {
   document.getElementById("meta").textContent = d.role + " · up since " + when(d.started) + " · updated " + when(d.time);
-  collections(d); chain(d); charts(d); sites(d); analyses(d); errors(d);
+  disk(d); collections(d); chain(d); charts(d); sites(d); analyses(d); errors(d);
 }
 render(data);
 async function poll() {

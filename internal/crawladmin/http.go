@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trawl/trawl/internal/admin"
+	"github.com/trawl/trawl/internal/diskspace"
 )
 
 // HTTP is the administration side of a process's HTTP interface: the
@@ -21,6 +22,15 @@ type HTTP struct {
 	reg     *prometheus.Registry
 	auth    admin.Auth
 	chain   func(context.Context) *admin.ChainStatus
+	disk    func() diskspace.Status
+}
+
+// SetDisk adds the full-disk guard's state, read from f, to the status
+// page ("disk full: paused") and to /metrics (trawl_disk_*). Call it
+// before serving.
+func (h *HTTP) SetDisk(f func() diskspace.Status) {
+	h.disk = f
+	h.Metrics.SetDisk(f)
 }
 
 // SetChain adds a feeding chain to the status page (report, asked at each
@@ -35,6 +45,10 @@ func (h *HTTP) status(ctx context.Context) (*admin.StatusReport, error) {
 	rep, err := h.Backend.Status(ctx)
 	if err == nil && h.chain != nil {
 		rep.Chain = h.chain(ctx)
+	}
+	if err == nil && h.disk != nil {
+		st := h.disk()
+		rep.Disk = &st
 	}
 	return rep, err
 }

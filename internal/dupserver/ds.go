@@ -118,6 +118,11 @@ type DS struct {
 	syncing bool // a replica connected and is being resynchronised
 
 	fence Fence // fence.go
+
+	// diskFull: the disk is full, the messages that may write wait in
+	// diskHeld (diskfull.go).
+	diskFull bool
+	diskHeld []held
 }
 
 // maxMissedKeepAlives is how many keep-alive periods in a row a peer may
@@ -214,6 +219,8 @@ type DSStatus struct {
 	Held          int // checksum messages queued behind them
 	Backlog       bool
 	Tombstones    int
+	// DiskHeld counts the messages held while the disk is full.
+	DiskHeld int
 }
 
 // Status returns a snapshot of the machine's state.
@@ -226,6 +233,7 @@ func (d *DS) Status() DSStatus {
 		Held:             d.nheld,
 		Backlog:          d.backlog,
 		Tombstones:       len(d.tombs),
+		DiskHeld:         len(d.diskHeld),
 	}
 	for n, r := range d.colls {
 		if r.Removing {
@@ -393,6 +401,9 @@ func (d *DS) tick(now time.Time) {
 // ---- messages from node schedulers ----
 
 func (d *DS) fromNS(p PeerID, peer *nsPeer, m cmt.Message, now time.Time) {
+	if d.diskHold(p, m) { // diskfull.go
+		return
+	}
 	switch m := m.(type) {
 	case *cmt.PPDUPAdd:
 		d.checksumMessage(p, peer, m, m.Collection, m.NodeID, m.URI, m.Checksum, now)

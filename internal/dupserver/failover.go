@@ -50,6 +50,8 @@ type Failover struct {
 	st      Store
 	replica *Replica
 	ds      *DS // after the promotion
+	// diskFull is the disk state for the promoted DS (diskfull.go).
+	diskFull bool
 
 	dsPeers   map[PeerID]bool // connections of the duplicate server (replica listener)
 	downSince time.Time       // since when no duplicate server is connected
@@ -202,6 +204,7 @@ func (f *Failover) admit(ev loop.Event[cmt.Message]) bool {
 		return false
 	}
 	f.ds = ds
+	ds.diskFull = f.diskFull
 	f.Pending.Log(slog.LevelWarn, "dupserver replica: PROMOTED to duplicate server: a node scheduler failed over to it", "peer", ev.Peer,
 		"duplicate_server_gone", now.Sub(f.downSince).Round(time.Millisecond).String(), "new_replica", dsCfg.ReplicaAddr, "epoch", epoch)
 	return true

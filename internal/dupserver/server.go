@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/loop"
 	"github.com/trawl/trawl/internal/tlsconf"
 )
@@ -87,11 +88,16 @@ type Server struct {
 	// it ("" for none).
 	FailoverReplica string
 
+	// Disk, if set, holds the checksum writes while the free space of
+	// Data's file system is below its low-water mark (diskfull.go).
+	Disk *diskspace.Guard
+
 	once    sync.Once
 	stopped chan struct{}
 	ready   chan struct{}
 	addr    net.Addr
 	drv     *loop.Driver[cmt.Message]
+	disk    diskSetter // the machine the disk guard drives (diskfull.go)
 }
 
 // acceptedSendQueue is the least send queue of an accepted connection.
@@ -243,6 +249,15 @@ func (s *Server) Run(ctx context.Context) error {
 		Logger:       log,
 	})
 	close(s.ready)
+	var wg sync.WaitGroup
+	if ds, ok := m.(diskSetter); ok && s.Disk != nil {
+		s.disk = ds
+		wctx, stop := context.WithCancel(ctx)
+		defer wg.Wait()
+		defer stop()
+		wg.Add(1)
+		go s.watchDisk(wctx, &wg, ds)
+	}
 	err := s.drv.Run(ctx)
 	log.Info(role + ": stopped")
 	return err

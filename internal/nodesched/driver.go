@@ -16,6 +16,7 @@ import (
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/crawllog"
+	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/fetch"
 	"github.com/trawl/trawl/internal/loop"
 	"github.com/trawl/trawl/internal/store"
@@ -99,6 +100,10 @@ type Config struct {
 	// DiskSpace and LimitCheckInterval: see MachineConfig (limits.go).
 	DiskSpace          DiskSpaceFunc
 	LimitCheckInterval time.Duration
+	// Disk, if set, is the full-disk floor under limits/disk_free: while
+	// the free space is below its low-water mark no fetch starts
+	// (diskpause.go).
+	Disk *diskspace.Guard
 	// StatsInterval: see MachineConfig.
 	StatsInterval time.Duration
 	// WARC configures WARC writing (warc.go): collections with an enabled

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/frontier"
 	"github.com/trawl/trawl/internal/stats"
 	"github.com/trawl/trawl/internal/store"
@@ -130,7 +131,7 @@ func (m *Machine) checkLimits(now time.Time, disk bool) error {
 func (m *Machine) readDiskFree() int {
 	fn := m.cfg.DiskSpace
 	if fn == nil {
-		fn = diskSpace
+		fn = diskspace.Read
 	}
 	free, total, err := fn(m.st.Dir())
 	if err != nil || total == 0 {

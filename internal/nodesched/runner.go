@@ -243,7 +243,8 @@ func (r *runner) drain(now time.Time) {
 		return
 	}
 	wake := r.m.NextTimer()
-	for r.inFlight < r.d.cfg.Workers {
+	paused := r.diskPaused(now, &wake) // diskpause.go
+	for !paused && r.inFlight < r.d.cfg.Workers {
 		j, ok, w := r.m.Next(now)
 		if !ok {
 			if !w.IsZero() && w.Before(wake) {

@@ -29,6 +29,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/distrib"
 	"github.com/trawl/trawl/internal/distrib/indexer"
 	"github.com/trawl/trawl/internal/distrib/nameserver"
@@ -54,6 +55,9 @@ type Config struct {
 	// in-process chain stays on plain loopback TCP).
 	TLS    *tlsconf.Config
 	Logger *slog.Logger
+	// Disk, if set, is the in-process indexer's full-disk guard
+	// (indexer.ServerConfig.Disk).
+	Disk *diskspace.Guard
 }
 
 // Chain is an open feeding chain.
@@ -129,7 +133,7 @@ func (c *Chain) start(cfg Config) (*index.Index, error) {
 	c.NameServer = nsrv.Addr()
 	reg := nameserver.NewClient(c.NameServer, nil)
 	isrv, err := indexer.NewServer(indexer.ServerConfig{Listen: "127.0.0.1", AnyPort: true, Host: "127.0.0.1", Dir: cfg.Data,
-		Partition: 0, Partitions: 1, Registry: reg, RebindInterval: timers, Logger: cfg.Logger.With("role", "indexer")})
+		Partition: 0, Partitions: 1, Registry: reg, RebindInterval: timers, Logger: cfg.Logger.With("role", "indexer"), Disk: cfg.Disk})
 	if err != nil {
 		return nil, err
 	}

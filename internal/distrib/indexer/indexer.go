@@ -36,6 +36,12 @@
 //     with index.Apply, whose versions (the outbox sequence numbers) make a
 //     resend after a failure harmless; an operation the index can never
 //     take (no URI) is answered rejected.
+//
+//   - Full disk (ServerConfig.Disk, docs/decisions/diskspace.md): while the
+//     free space of the index's file system is below the guard's
+//     low-water mark, a process call's operations wait unapplied and
+//     unanswered in their worker (searches and counts go on); they are
+//     applied and answered when the space is back at the high-water mark.
 package indexer
 
 import (
@@ -45,6 +51,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/distrib"
 	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/feed"
@@ -284,11 +291,17 @@ func (m *Machine) done(c call, ev loop.Event[*wire.Frame]) {
 	}
 }
 
-// Work does the machine's jobs on ix with reg.
-func Work(ix *index.Index, bind func(ctx context.Context, a wire.AOR) error) loop.WorkerFunc {
+// Work does the machine's jobs on ix with reg. With a disk guard (nil:
+// none), an Apply waits while the disk is full (docs/decisions/diskspace.md):
+// the operations are not answered until they are applied, so their senders
+// keep them.
+func Work(ix *index.Index, bind func(ctx context.Context, a wire.AOR) error, disk *diskspace.Guard) loop.WorkerFunc {
 	return func(ctx context.Context, spec any) (any, error) {
 		switch j := spec.(type) {
 		case Apply:
+			if err := disk.Wait(ctx); err != nil {
+				return j.Seqs, fmt.Errorf("indexer: waiting for disk space: %w", err)
+			}
 			_, err := ix.Apply(ctx, j.Ops)
 			return j.Seqs, err
 		case Search:

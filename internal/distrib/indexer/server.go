@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/distrib/nameserver"
 	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/index"
@@ -34,6 +35,9 @@ type ServerConfig struct {
 	// TLS, if set, makes the listener mutual TLS (the Registry's client
 	// is the caller's).
 	TLS *tlsconf.Config
+	// Disk, if set, holds the operations while the free space of Dir's
+	// file system is below its low-water mark (Work).
+	Disk *diskspace.Guard
 }
 
 // Server runs an indexer on TCP.
@@ -42,6 +46,8 @@ type Server struct {
 	ln  net.Listener
 	drv *loop.Driver[*wire.Frame]
 	m   *Machine
+	// disk is the full-disk guard (nil: none).
+	disk *diskspace.Guard
 }
 
 // NewServer opens the index and the listener.
@@ -73,12 +79,12 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	// The first bind at once, not a tick from now.
 	m.Pending.WakeAt(time.Now())
-	s := &Server{ix: ix, ln: ln, m: m}
+	s := &Server{ix: ix, ln: ln, m: m, disk: cfg.Disk}
 	s.drv = loop.New(loop.Config[*wire.Frame]{
 		Name:         "indexer",
 		Machine:      m,
 		Listeners:    map[string]loop.Listener[*wire.Frame]{"indexer": loop.NetListener[*wire.Frame](cfg.TLS.Listener(ln, tlsconf.LogRefused(cfg.Logger, "indexer")), wire.Codec{}, loop.StreamConfig{})},
-		Worker:       Work(ix, cfg.Registry.Bind),
+		Worker:       Work(ix, cfg.Registry.Bind, cfg.Disk),
 		MaxWork:      256,
 		TickInterval: tick,
 		Logger:       cfg.Logger,
@@ -101,3 +107,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	return err
 }
+
+// DiskStatus is the full-disk guard's state (zero without
+// ServerConfig.Disk).
+func (s *Server) DiskStatus() diskspace.Status { return s.disk.Status() }

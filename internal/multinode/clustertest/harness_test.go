@@ -244,11 +244,14 @@ type clusterOpts struct {
 	failover       bool          // the replica has a failover listener, nodes know it
 	keepalive      time.Duration // 0: the default
 	workers        int
-	proxyNode0     bool // node 0 reaches the multinode scheduler through a proxy
-	proxyReplica   bool // the first duplicate server reaches its replica through a proxy (replicaProxy)
-	proxyFailover0 bool // node 0 reaches the replica's failover listener through a proxy (failoverProxy)
-	maxSites       int  // max_sites of the collection (0: the default)
-	tls            bool // every process runs with mutual TLS (one test CA)
+	proxyNode0     bool     // node 0 reaches the multinode scheduler through a proxy
+	proxyReplica   bool     // the first duplicate server reaches its replica through a proxy (replicaProxy)
+	proxyFailover0 bool     // node 0 reaches the replica's failover listener through a proxy (failoverProxy)
+	maxSites       int      // max_sites of the collection (0: the default)
+	tls            bool     // every process runs with mutual TLS (one test CA)
+	dir            string   // where the processes' data lives ("": a temporary directory)
+	diskArgs       []string // flags of the node schedulers and duplicate servers (--disk-low-water ...)
+	node0Args      []string // more flags of node scheduler 0
 }
 
 type cluster struct {
@@ -290,7 +293,10 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	if o.workers == 0 {
 		o.workers = 16
 	}
-	c := &cluster{t: t, o: o, dir: t.TempDir()}
+	c := &cluster{t: t, o: o, dir: o.dir}
+	if c.dir == "" {
+		c.dir = t.TempDir()
+	}
 	cfg := webfarm.DefaultConfig(11, o.hosts, o.pages)
 	cfg.Port = 0
 	// No traps, slow or stalling hosts, and the lighter features only (the
@@ -397,6 +403,7 @@ func (c *cluster) start() {
 			}
 			args = append(args, "--replica", to)
 		}
+		args = append(args, c.o.diskArgs...)
 		p := startProc(c.t, "dupserver ds"+strconv.Itoa(i), append(args, c.kaArgs()...)...)
 		p.waitLine(dsListening, 0, 30*time.Second)
 		c.ds = append(c.ds, p)
@@ -427,6 +434,10 @@ func (c *cluster) nodeArgs(i int, mns string) []string {
 	args := []string{"node", "--id", "n" + strconv.Itoa(i), "--multinode", mns, "--data", filepath.Join(c.dir, "n"+strconv.Itoa(i)),
 		"--source-ip", c.nodeIPs[i], "--workers", strconv.Itoa(c.o.workers), "--listen", "off",
 		"--stats-interval", statsEvery.String()}
+	args = append(args, c.o.diskArgs...)
+	if i == 0 {
+		args = append(args, c.o.node0Args...)
+	}
 	for j, a := range c.dsAddrs {
 		args = append(args, "--dupserver", a)
 		if j == 0 && c.o.failover {
