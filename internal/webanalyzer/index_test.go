@@ -62,12 +62,12 @@ func TestAnchorTextAndRankInIndex(t *testing.T) {
 		t.Fatalf("before the analysis zebracorn finds %d pages, want the 2 holding it", len(before.Hits))
 	}
 	testRun(t, data, t1.Add(time.Hour), false, 1)
-	is, err := ApplyToIndex(ctx, ix, coll, StateDir(data))
+	fs, err := FeedIndex(ctx, ix, data, coll)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if is.Updated != pages {
-		t.Errorf("%+v, want %d updated", is, pages)
+	if fs.Applied != pages || fs.Queued != pages || fs.Pending != 0 {
+		t.Errorf("%+v, want %d applied", fs, pages)
 	}
 	after, err := ix.Search(ctx, "zebracorn", index.SearchOptions{})
 	if err != nil {
@@ -86,9 +86,16 @@ func TestAnchorTextAndRankInIndex(t *testing.T) {
 	}
 	for _, r := range ranks {
 		s, err := ix.Lookup(ctx, coll, r.URL)
-		if err != nil || !s.Found || s.Rank <= 0 {
-			t.Fatalf("%s: found %v, rank %v, %v", r.URL, s.Found, s.Rank, err)
+		if err != nil || !s.Found || s.Rank <= 0 || s.Version != 1 || s.FieldsVersion == 0 {
+			t.Fatalf("%s: found %v, rank %v, version %d, fields version %d, %v", r.URL, s.Found, s.Rank, s.Version, s.FieldsVersion, err)
 		}
+	}
+	// A content update after the analysis keeps the rank and anchor text.
+	if _, err := ix.Apply(ctx, []index.Op{{Version: 2, Doc: index.Doc{URL: pageURL(target), Collection: coll, Title: "changed", Body: "new text"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := ix.Search(ctx, "zebracorn", index.SearchOptions{}); err != nil || len(again.Hits) != 3 || again.Hits[0].URL != pageURL(target) {
+		t.Errorf("after a content update zebracorn finds %+v, %v", again, err)
 	}
 	top, err := ix.Lookup(ctx, coll, ranks[0].URL)
 	if err != nil {

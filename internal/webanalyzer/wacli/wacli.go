@@ -143,11 +143,11 @@ func (d Deps) runBuild(ctx context.Context, env *cli.Env, args []string) error {
 		return fmt.Errorf("webanalyzer: the index (is trawl run still running?): %w", err)
 	}
 	defer ix.Close()
-	is, err := webanalyzer.ApplyToIndex(ctx, ix, rs.Dump.Collection, webanalyzer.StateDir(*data))
+	fst, err := webanalyzer.FeedIndex(ctx, ix, *data, rs.Dump.Collection)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "index: %d documents updated with rank and anchor text, %d analysed URLs not indexed\n", is.Updated, is.NotIndexed)
+	fmt.Fprintf(env.Stdout, "index: rank and anchor text of %d analysed URLs applied as partial updates (%d refused)\n", fst.Applied, fst.Rejected)
 	return nil
 }
 
