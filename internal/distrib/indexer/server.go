@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/trawl/trawl/internal/clicks"
 	"github.com/trawl/trawl/internal/distrib/nameserver"
 	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/index"
@@ -34,6 +35,9 @@ type ServerConfig struct {
 	// TLS, if set, makes the listener mutual TLS (the Registry's client
 	// is the caller's).
 	TLS *tlsconf.Config
+	// Clicks, if set, is the click relevance the index's searches apply
+	// (an in-process chain, whose search page queries the index itself).
+	Clicks *clicks.Relevance
 }
 
 // Server runs an indexer on TCP.
@@ -52,7 +56,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Partitions <= 0 || cfg.Partition < 0 || cfg.Partition >= cfg.Partitions {
 		return nil, fmt.Errorf("indexer: partition %d of %d", cfg.Partition, cfg.Partitions)
 	}
-	ix, err := index.Open(filepath.Join(cfg.Dir, "index"), index.Options{Create: true})
+	ix, err := index.Open(filepath.Join(cfg.Dir, "index"), index.Options{Create: true, Clicks: cfg.Clicks})
 	if err != nil {
 		return nil, err
 	}
