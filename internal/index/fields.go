@@ -23,10 +23,12 @@ import (
 // makes a later content update look stale. Every document written takes
 // its rank and anchor text from the record when there is one: a content
 // update keeps the last rank and anchor text (the record's anchor text
-// replaces the operation's when not empty), and a partial update re-indexes
-// the stored fields with the new rank and anchor text (bleve has no
-// partial update: the stored fields are read back and the document indexed
-// again). A partial update for a document not in the index only writes
+// replaces the one the crawl sent with the operation: link analysis sees
+// every link from other sites, and the anchor field is not stored, so a
+// partial update could not keep the crawl's anyway), and a partial update
+// re-indexes the stored fields with the new rank and anchor text (bleve
+// has no partial update: the stored fields are read back and the document
+// indexed again). A partial update for a document not in the index only writes
 // the record, which the document takes when it is added; a remove deletes
 // the document and keeps the record, so a page that comes back has its
 // last rank until the next analysis.
@@ -131,9 +133,6 @@ func refields(f map[string]interface{}, r fieldsRec) map[string]interface{} {
 
 // withFields gives d the rank and anchor text of its partial-update record.
 func withFields(d Doc, r fieldsRec) Doc {
-	d.Rank = r.rank
-	if r.anchor != "" {
-		d.Anchor = r.anchor
-	}
+	d.Rank, d.Anchor = r.rank, r.anchor
 	return d
 }
