@@ -2,12 +2,14 @@ package webanalyzer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/index"
 	"github.com/trawl/trawl/internal/store"
 )
@@ -17,7 +19,8 @@ import (
 // before the analysis is applied to the index, and is found and ranked
 // first (above the two pages holding the word in their own text) after;
 // every indexed page gets a positive rank, and the most linked page the
-// highest.
+// highest. The ranks go through the rank feed's outbox: queued and not
+// sent before a crash, they are sent by the next start.
 func TestAnchorTextAndRankInIndex(t *testing.T) {
 	ctx := context.Background()
 	data := t.TempDir()
@@ -62,7 +65,41 @@ func TestAnchorTextAndRankInIndex(t *testing.T) {
 		t.Fatalf("before the analysis zebracorn finds %d pages, want the 2 holding it", len(before.Hits))
 	}
 	testRun(t, data, t1.Add(time.Hour), false, 1)
-	fs, err := FeedIndex(ctx, ix, data, coll)
+	// The ranks queued, then a crash before anything was sent: the next
+	// start of the rank feed sends them.
+	rf, err := OpenRankFeed(data, feed.IndexDialer(ix), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := rf.Queue(ctx, coll, StateDir(data)); err != nil || n != pages {
+		t.Fatalf("queued %d, %v", n, err)
+	}
+	if err := rf.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := ix.Lookup(ctx, coll, pageURL(target)); err != nil || st.Rank != 0 {
+		t.Fatalf("ranked before the feed ran: %+v, %v", st, err)
+	}
+	rf, err = OpenRankFeed(data, feed.IndexDialer(ix), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- rf.Run(rctx) }()
+	werr := rf.Wait(rctx)
+	fs := rf.Stats()
+	cancel()
+	<-done
+	if err := errors.Join(werr, rf.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if fs.Applied != pages || fs.Pending != 0 {
+		t.Errorf("after the restart: %+v, want %d applied", fs, pages)
+	}
+	// FeedIndex (trawl webanalyzer run) feeds them again, through the same
+	// outbox: its versions are newer, so they are applied again.
+	fs, err = FeedIndex(ctx, ix, data, coll)
 	if err != nil {
 		t.Fatal(err)
 	}

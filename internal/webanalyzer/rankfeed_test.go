@@ -96,7 +96,7 @@ func TestTrawlRunFeedsRanksAndClicks(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "--once", "--webanalyzer", "on", "--webanalyzer-rounds", "10", "--config", cfg,
+	cmd := exec.CommandContext(ctx, bin, "run", "--once", "--webanalyzer", "on", "--webanalyzer-rounds", "3", "--config", cfg,
 		"--hosts-file", hosts, "--data", data, "--listen", "off", "--progress", "off")
 	out, err := cmd.CombinedOutput()
 	if err != nil {

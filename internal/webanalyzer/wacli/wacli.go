@@ -1,7 +1,10 @@
 // Package wacli is the trawl webanalyzer command (dump, run, ranks,
 // clicks): the link analysis of internal/webanalyzer and the click
 // relevance of internal/clicks on dmake. The dmake engine and the registry
-// of dmake workers are roles, so cmd/trawl passes them in (Deps).
+// of dmake workers are roles, so cmd/trawl passes them in (Deps). Online
+// is the same analysis inside trawl run: after each refresh cycle (or once
+// with --once), its ranks fed into the index through the crawl's feeding
+// chain, the click build after it, its last run on the status page.
 package wacli
 
 import (
