@@ -129,10 +129,10 @@ func (f *RankFeed) Run(ctx context.Context) error {
 	}
 	f.mu.Unlock()
 	<-ctx.Done()
-	f.wg.Wait()
 	f.mu.Lock()
-	f.ctx = nil
+	f.ctx = nil // no feeder starts any more
 	f.mu.Unlock()
+	f.wg.Wait()
 	return nil
 }
 
