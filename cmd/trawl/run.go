@@ -163,7 +163,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer wa.close()
+	defer wa.Close()
 	start := time.Now()
 	errc := make(chan error, 1)
 	go func() { errc <- e.run(ctx) }()
@@ -177,7 +177,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 
 	runErr, stopped, complete := waitCrawl(ctx, env, &o, e, errc, start)
 	if complete {
-		wa.complete(ctx, env)
+		wa.Complete(ctx, env.stderr)
 	}
 	summary := func(elapsed time.Duration, serving bool) {
 		e.printSummary(env.stdout, elapsed, farm, expect)

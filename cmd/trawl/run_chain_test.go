@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/admin"
+	"github.com/trawl/trawl/internal/clicks"
 	"github.com/trawl/trawl/internal/distrib"
 	"github.com/trawl/trawl/internal/distrib/indexer"
 	"github.com/trawl/trawl/internal/distrib/wire"
@@ -139,7 +142,8 @@ func (r *servedRun) stop() {
 // partitions' document counts adding up to the crawl store's indexable
 // documents), and its search page, its JSON API and trawl search
 // --nameserver query both partitions and merge them: the total is the sum
-// of the partitions' totals and the hits come from both.
+// of the partitions' totals and the hits come from both; both apply the
+// click relevance of the data directory.
 func TestRunNameserverSearch(t *testing.T) {
 	c := newDistribChain(t, "")
 	c.startIndexer(0, 2)
@@ -183,10 +187,56 @@ func TestRunNameserverSearch(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || int64(res.Total) != partTotal || len(res.Hits) != 5 {
 		t.Errorf("trawl search --nameserver: exit %d, %v, total %d\n%s", code, err, res.Total, errOut)
 	}
+	nameserverClicks(t, r, c.ns, data, q)
 	r.stop()
 	want, _, _ := indexableDocs(t, data, demoFarm(t, data, 4, 30))
 	if docs != int64(len(want)) {
 		t.Errorf("the status page counts %d documents in the indexers; the crawl store has %d indexable ones", docs, len(want))
 	}
 	c.checkExactlyOnce("demo", want)
+}
+
+// nameserverClicks: with a click relevance in data in which the fifth hit
+// of q was clicked 1,000 times, trawl search --nameserver --data and the
+// running crawl's search API (over the indexers) put it first for q, and
+// another query's results keep their scores.
+func nameserverClicks(t *testing.T, r *servedRun, ns, data, q string) {
+	t.Helper()
+	search := func(args ...string) index.Results {
+		t.Helper()
+		var res index.Results
+		code, out, errOut := runTrawl(t, "", append([]string{"search", "--nameserver", ns, "--json", "--size", "5"}, args...)...)
+		if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || len(res.Hits) == 0 {
+			t.Fatalf("trawl search %v: exit %d, %v\n%s", args, code, err, errOut)
+		}
+		return res
+	}
+	before := search("--data", data, q)
+	const other = "village"
+	otherBefore := search("--data", data, other)
+	clicked := before.Hits[4].URL
+	rel := clicks.RelevancePath(data)
+	if err := os.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rel, []byte(clicked+" 1000 1000 1 1 "+q+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := search("--data", data, q); got.Hits[0].URL != clicked {
+		t.Errorf("trawl search --nameserver --data: %s first, want the clicked %s", got.Hits[0].URL, clicked)
+	}
+	if got := search("--data", data, other); got.Total != otherBefore.Total || got.Hits[0].Score != otherBefore.Hits[0].Score {
+		t.Errorf("%s: total %d, first score %v; before the clicks %d, %v", other, got.Total, got.Hits[0].Score, otherBefore.Total, otherBefore.Hits[0].Score)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var res index.Results
+		if err := json.Unmarshal([]byte(r.get("/api/search?size=5&q="+url.QueryEscape(q))), &res); err == nil && len(res.Hits) > 0 && res.Hits[0].URL == clicked {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the running crawl's search API does not put the clicked %s first for %q", clicked, q)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

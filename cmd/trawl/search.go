@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/admin"
+	"github.com/trawl/trawl/internal/cli"
 	"github.com/trawl/trawl/internal/clicks"
 	"github.com/trawl/trawl/internal/distrib/indexer"
 	"github.com/trawl/trawl/internal/distrib/nameserver"
@@ -42,7 +43,7 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 	size := fs.Int("size", 10, fmt.Sprintf("results per page (at most %d)", index.MaxPageSize))
 	serve := fs.String("serve", "", "serve the search page and API on this address (host:port) until interrupted")
 	logClicks := fs.Bool("log-clicks", true, "with --serve and --data, log searches and result clicks (DIR/clicks/log)")
-	ns := fs.String("nameserver", "", "HOST:PORT of a name server: query every indexer partition bound there and merge the results by score\n(instead of the index under --data; with --serve too)")
+	ns := fs.String("nameserver", "", "HOST:PORT of a name server: query every indexer partition bound there and merge the results by score\n(instead of the index under --data, whose click relevance still applies; with --serve too)")
 	var auth admin.Auth
 	fs.StringVar(&auth.Token, "admin-token", "", "with --serve, require this token (Authorization: Bearer, or as a basic-auth password) on the page and API, as the admin API does")
 	fs.StringVar(&auth.User, "admin-user", "", "with --serve, require basic authentication with this user (and --admin-password)")
@@ -70,7 +71,13 @@ func runSearch(ctx context.Context, env *cmdEnv, args []string) error {
 		// Every indexer partition bound in the name server, merged.
 		cl := &wire.Client{Timeout: 30 * time.Second, Dialer: tc.Dialer(nil)}
 		defer cl.Close()
-		src = indexer.Searcher{Registry: nameserver.NewClient(*ns, cl), Client: cl}
+		// --data's click relevance (and log, with --serve) applies too.
+		src = indexer.Searcher{Registry: nameserver.NewClient(*ns, cl), Client: cl, Clicks: clicks.NewRelevance(clicks.RelevancePath(*data))}
+		if *serve != "" && *logClicks && cli.Given(fs, "data") {
+			if ho.Clicks, err = clicks.OpenLog(clicks.LogDir(*data), nil); err != nil {
+				return err
+			}
+		}
 	} else if opensearch.IsURL(*indexDir) {
 		c, err := opensearch.New(*indexDir, opensearch.Options{})
 		if err != nil {

@@ -7,11 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"testing"
-	"time"
 
-	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/dmake"
-	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/webanalyzer"
 	"github.com/trawl/trawl/internal/webanalyzer/wacli"
 )
@@ -42,17 +39,10 @@ func registerRunWebanalyzer(fs *flag.FlagSet) *runWAFlags {
 	return f
 }
 
-// runWA is the web analyzer of a trawl run: nil when off.
-type runWA struct {
-	auto *webanalyzer.Auto
-	once bool
-	stop func()
-}
-
 // start wires the web analyzer to the running crawl (its store, its
-// refresh cycles, the status page); without --once it runs after each
-// refresh cycle until stop. It is nil when off.
-func (f *runWAFlags) start(ctx context.Context, env *cmdEnv, o *runOptions, e *engine, log *slog.Logger) (*runWA, error) {
+// refresh cycles, its feeding chain, the status page); without --once it
+// runs after each refresh cycle until closed. It is nil when off.
+func (f *runWAFlags) start(ctx context.Context, env *cmdEnv, o *runOptions, e *engine, log *slog.Logger) (*wacli.Online, error) {
 	// auto is off inside a go test binary: its executable cannot run the
 	// table programs the workers start (it would run the tests again).
 	on := f.mode == "on" || f.mode == "auto" && !o.once && !testing.Testing()
@@ -67,20 +57,6 @@ func (f *runWAFlags) start(ctx context.Context, env *cmdEnv, o *runOptions, e *e
 	if err != nil {
 		return nil, err
 	}
-	log = log.With("role", "webanalyzer")
-	dump := func(dir string, since, now time.Time) (webanalyzer.DumpStats, error) {
-		var ds webanalyzer.DumpStats
-		err := e.ns.WithStore(func(st *store.Store) error {
-			coll, err := webanalyzer.OnlyCollection(st)
-			if err != nil {
-				return err
-			}
-			ds, err = webanalyzer.Dump(st, dir, webanalyzer.DumpOptions{Collection: coll, Since: since, Now: now})
-			ds.Collection = coll
-			return err
-		})
-		return ds, err
-	}
 	cycles := func() int64 {
 		var n int64
 		for _, c := range e.ns.Stats() {
@@ -88,49 +64,11 @@ func (f *runWAFlags) start(ctx context.Context, env *cmdEnv, o *runOptions, e *e
 		}
 		return n
 	}
-	a := webanalyzer.NewAuto(webanalyzer.AutoOptions{Cycles: cycles, Run: webanalyzer.RunOptions{
-		Data: o.data, LocalWorkers: max(f.local, 1), Self: self, Logger: log, Dump: dump, Builder: dmakeBuild,
-		Build: webanalyzer.BuildOptions{Rounds: f.rounds, Damping: webanalyzer.DefaultDamping, Partitions: 3}}})
-	e.admin.Backend.SetAnalyses(func() []admin.AnalysisStatus {
-		l := a.Last()
-		s := admin.AnalysisStatus{Name: "webanalyzer", Runs: l.Runs, Failed: l.Errors, Running: l.Running,
-			Seconds: l.Duration.Seconds(), Incremental: l.Incremental, RankKept: l.RankReused, Ranked: l.Ranked, Links: l.Links, Changed: l.Changed, Error: l.Err}
-		if !l.Start.IsZero() {
-			s.Started = float64(l.Start.UnixNano()) / 1e9
-		}
-		return []admin.AnalysisStatus{s}
-	})
-	w := &runWA{auto: a, once: o.once, stop: func() {}}
-	if !o.once {
-		ctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			a.Run(ctx)
-		}()
-		w.stop = func() { cancel(); <-done }
+	w, err := wacli.StartOnline(ctx, wacli.OnlineConfig{Data: o.data, Once: o.once, Rounds: f.rounds, Local: f.local, Self: self,
+		Build: dmakeBuild, BuildClicks: dmake.LocalBuild, WithStore: e.ns.WithStore, Cycles: cycles, Dial: e.search.Dialer(), Logger: log})
+	if err != nil {
+		return nil, err
 	}
+	e.admin.Backend.SetAnalyses(w.Status)
 	return w, nil
-}
-
-// complete runs the analysis once when a --once crawl is complete.
-func (w *runWA) complete(ctx context.Context, env *cmdEnv) {
-	if w == nil || !w.once {
-		return
-	}
-	if err := w.auto.RunNow(ctx); err != nil {
-		fmt.Fprintf(env.stderr, "trawl run: web analyzer: %v\n", err)
-		return
-	}
-	l := w.auto.Last()
-	fmt.Fprintf(env.stderr, "trawl run: web analyzer: %d pages ranked, %d links, in %v (trawl webanalyzer ranks --data DIR)\n",
-		l.Ranked, l.Links, l.Duration.Round(time.Millisecond))
-}
-
-// close stops the analyzer after each refresh cycle (a run going on is
-// abandoned).
-func (w *runWA) close() {
-	if w != nil {
-		w.stop()
-	}
 }

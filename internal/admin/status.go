@@ -81,6 +81,18 @@ type AnalysisStatus struct {
 	Links       int    `json:"links"`
 	Changed     int    `json:"changed_links"`
 	Error       string `json:"error"` // the last run's error
+	// RanksQueued is the number of partial updates (rank and anchor text)
+	// the last successful run queued for the index; RanksApplied those the
+	// index has applied since, RanksPending those still on their way.
+	RanksQueued  int   `json:"ranks_queued"`
+	RanksApplied int64 `json:"ranks_applied"`
+	RanksPending int   `json:"ranks_pending"`
+	// ClickRuns counts the click builds run after the analysis,
+	// ClickQueries is the last one's (query, URL) relevance records,
+	// ClickError its error.
+	ClickRuns    int    `json:"click_runs"`
+	ClickQueries int    `json:"click_relevance"`
+	ClickError   string `json:"click_error"`
 }
 
 // CollectionStatus is one collection of the status page.

@@ -152,10 +152,12 @@ function analyses(d) {
   const box = document.getElementById("analyses");
   box.replaceChildren();
   if (!a.length) return;
-  box.append(table(["analysis","last run","duration","state","pages ranked","links","changed links","runs","failed","error"],
+  box.append(table(["analysis","last run","duration","state","pages ranked","links","changed links","ranks applied","click relevance","runs","failed","error"],
     a.map(x => [x.name, x.started ? when(x.started) : "not yet", x.running ? "…" : x.seconds.toFixed(1) + " s",
       x.running ? "running" : (x.runs ? (x.incremental ? (x.rank_kept ? "incremental, rank kept" : "incremental") : "full") : "-"),
-      num(x.ranked), num(x.links), num(x.changed_links), num(x.runs), num(x.failed), x.error || ""])));
+      num(x.ranked), num(x.links), num(x.changed_links),
+      num(x.ranks_applied || 0) + " of " + num(x.ranks_queued || 0) + (x.ranks_pending ? " (" + num(x.ranks_pending) + " pending)" : ""),
+      x.click_runs ? num(x.click_relevance || 0) : "-", num(x.runs), num(x.failed), [x.error, x.click_error].filter(Boolean).join("; ")])));
 }
 function chain(d) {
   const sec = document.getElementById("chain-section"), box = document.getElementById("chain");

@@ -85,6 +85,14 @@ func NewFlagSet(env *Env, name, usage, summary string) *flag.FlagSet {
 	return fs
 }
 
+// Given reports whether flag name was given on the command line (not left
+// at its default).
+func Given(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
 // ParseFlags parses args with fs; -h prints usage and exits 0.
 func ParseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {

@@ -153,6 +153,10 @@
 // feeder sends again what had no callback. The index applies an operation
 // only if its version (the outbox sequence number) is newer, so a resend is
 // harmless and every document ends in exactly one partition once.
+// Partial updates (feed.UpdateFields: a URL's rank and anchor text from
+// link analysis) travel the same way to the same partition; their
+// versions are kept apart from the content versions (internal/index
+// fields.go), so neither kind makes the other look stale.
 //
 // trawl run feeds through this chain by default: internal/distrib/chain
 // runs a name server (bindings in memory), one distributor and one indexer

@@ -105,7 +105,13 @@ func IndexOp(op Operation) (index.Op, error) {
 		return index.Op{}, fmt.Errorf("%w: operation without URI", ErrRejected)
 	}
 	out := index.Op{Remove: op.Kind == Remove, Version: op.Seq, Doc: index.Doc{URL: op.URI, Collection: op.Collection}}
-	if out.Remove {
+	switch op.Kind {
+	case Remove:
+		return out, nil
+	case UpdateFields:
+		out.Fields = true
+		out.Doc.Rank = op.Rank
+		out.Doc.Anchor = strings.Join(op.Anchors, "\n")
 		return out, nil
 	}
 	Prepare(&op)

@@ -47,15 +47,28 @@
 // Encoded operation (MarshalBinary); uvarint lengths precede every string
 // and byte field, and the decoder checks each against the bytes left:
 //
-//	'F' 0x03 kind(1) priority(1) uvarint(seq)
+//	'F' 0x04 kind(1) priority(1) uvarint(seq)
 //	destination collection uri mime title content text
 //	uvarint(#anchors) anchor...  uvarint(#headers) (name value)...
 //	has-last-modified(1) varint(unix nanoseconds)
 //	checksum language description extraction
 //	uvarint(#links) link...
 //	uvarint(#duplicates) uri...  uvarint(#redirects) uri...  uvarint(#mirrors) uri...
+//	rank(8, IEEE 754 binary64 big endian)
 //
-// (Version 0x01, written before links, ends after extraction; version
-// 0x02, written before the reported URIs, ends after the links; both are
-// still read.)
+// kind is 1 add, 2 update, 3 remove, 4 update-fields. (Version 0x01,
+// written before links, ends after extraction; version 0x02, written
+// before the reported URIs, ends after the links; version 0x03, written
+// before ranks, ends after the mirrors; all are still read, and none can
+// carry kind 4.)
+//
+// # Partial updates
+//
+// An update-fields operation carries the link analysis of one URI (Rank
+// and Anchors; its other fields are empty) and is meant for the
+// destination to merge into the stored document without touching its
+// content (internal/index Op.Fields has the versioning). In the outbox it
+// coalesces only with update-fields operations of the same URI (its
+// coalescing key is P "f" dest 0x00 collection 0x00 uri), so a rank
+// update never drops a content operation waiting to go, nor the reverse.
 package feed

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -12,10 +13,14 @@ type Kind uint8
 
 // The operation kinds. Add and Update both replace the document at the
 // destination (an update of an unknown document adds it); Remove deletes it.
+// UpdateFields is a partial update carrying only the link analysis of a
+// URI (Rank and Anchors): the destination merges them into the stored
+// document, whose content it leaves alone.
 const (
 	Add Kind = iota + 1
 	Update
 	Remove
+	UpdateFields
 )
 
 func (k Kind) String() string {
@@ -26,6 +31,8 @@ func (k Kind) String() string {
 		return "update"
 	case Remove:
 		return "remove"
+	case UpdateFields:
+		return "update-fields"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -88,6 +95,9 @@ type Operation struct {
 	Text    string
 	// Anchors is the anchor text of links pointing to the document.
 	Anchors []string
+	// Rank is the document's rank from link analysis (an UpdateFields
+	// op's; the index multiplies scores by 1+Rank).
+	Rank float64
 	// Links are the hyperlinks extracted from the document, as absolute
 	// URIs (MS-FSCCFG pp/ds_send_links; nil when not asked for).
 	Links []string
@@ -130,9 +140,10 @@ const (
 )
 
 // opVersion 2 adds the links after the extraction, version 3 the
-// duplicates, redirects and mirrors after the links; versions 1 (no links)
-// and 2 are still read.
-const opMagic, opVersion = 'F', 3
+// duplicates, redirects and mirrors after the links, version 4 the rank
+// after the mirrors (and the kind UpdateFields); versions 1 (no links), 2
+// and 3 are still read.
+const opMagic, opVersion = 'F', 4
 
 // ErrCorrupt is returned when an encoded operation cannot be decoded.
 var ErrCorrupt = errors.New("feed: corrupt operation")
@@ -186,6 +197,7 @@ func (op *Operation) MarshalBinary() ([]byte, error) {
 			b = appendString(b, u)
 		}
 	}
+	b = binary.BigEndian.AppendUint64(b, math.Float64bits(op.Rank))
 	return b, nil
 }
 
@@ -254,6 +266,20 @@ func (d *decoder) bytes(what string) []byte {
 	}
 	v := d.b[:n:n]
 	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) float64(what string) float64 {
+	if d.err != nil || len(d.b) < 8 {
+		d.fail(what)
+		return 0
+	}
+	v := math.Float64frombits(binary.BigEndian.Uint64(d.b))
+	d.b = d.b[8:]
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		d.fail(what)
+		return 0
+	}
 	return v
 }
 
@@ -349,10 +375,13 @@ func (op *Operation) UnmarshalBinary(data []byte) error {
 		o.Redirects = d.list("redirects", MaxReported)
 		o.Mirrors = d.list("mirrors", MaxReported)
 	}
+	if version >= 4 {
+		o.Rank = d.float64("rank")
+	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("trailing bytes")
 	}
-	if d.err == nil && (o.Kind < Add || o.Kind > Remove) {
+	if d.err == nil && (o.Kind < Add || o.Kind > UpdateFields || o.Kind == UpdateFields && version < 4) {
 		d.fail("kind")
 	}
 	if d.err == nil && o.Priority > High {

@@ -35,6 +35,8 @@ func TestOperationRoundTrip(t *testing.T) {
 		{"full", fullOp()},
 		{"minimal remove", Operation{Seq: 1, Kind: Remove, Destination: "default:c", URI: "http://a/"}},
 		{"add without content", Operation{Seq: 1 << 60, Kind: Add, Destination: "d", URI: "ftp://x/y"}},
+		{"update fields", Operation{Seq: 7, Kind: UpdateFields, Destination: "default:c", Collection: "c", URI: "http://a/",
+			Rank: 1.25, Anchors: []string{"zeppelin airship"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,7 +62,29 @@ func encodeV2(t testing.TB, op Operation) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append([]byte{'F', 2}, b[2:len(b)-3]...) // without the three uvarint(0) lists
+	return append([]byte{'F', 2}, b[2:len(b)-3-8]...) // without the three uvarint(0) lists and the rank
+}
+
+// TestOperationDecodeVersion3 reads an operation as version 3 wrote it
+// (no rank); version 3 cannot carry an update-fields operation.
+func TestOperationDecodeVersion3(t *testing.T) {
+	op := fullOp()
+	b, err := op.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v3 := append([]byte{'F', 3}, b[2:len(b)-8]...)
+	var got Operation
+	if err := got.UnmarshalBinary(v3); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(op, got); diff != "" {
+		t.Errorf("version 3 (-want +got):\n%s", diff)
+	}
+	v3[2] = byte(UpdateFields)
+	if err := got.UnmarshalBinary(v3); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("update-fields in version 3: %v, want ErrCorrupt", err)
+	}
 }
 
 // TestOperationDecodeVersion2 reads an operation as version 2 wrote it
@@ -126,6 +150,8 @@ func TestOperationDecodeErrors(t *testing.T) {
 		{"huge link count", append(append([]byte(nil), good2[:len(good2)-len(fo.Links[0])-len(fo.Links[1])-3]...), 0xff, 0xff, 0x03)},
 		{"huge mirror count", append(append([]byte(nil), good[:len(good)-len(fo.Mirrors[0])-2]...), 0xff, 0xff, 0x03)},
 		{"duplicates in version 2", append(append([]byte(nil), good2...), 1, 1, 'x', 0, 0)},
+		{"NaN rank", append(append([]byte(nil), good[:len(good)-8]...), 0x7f, 0xf8, 0, 0, 0, 0, 0, 1)},
+		{"bad kind 5", append([]byte{'F', 4, 5}, good[3:]...)},
 		{"huge anchor count", append([]byte{'F', 1, 1, 0, 1, 1, 'd', 0, 1, 'u', 0, 0, 0, 0, 0xff, 0xff, 0x03}, make([]byte, 20)...)},
 	}
 	for _, tt := range tests {
@@ -139,7 +165,8 @@ func TestOperationDecodeErrors(t *testing.T) {
 }
 
 func FuzzOperationDecode(f *testing.F) {
-	for _, op := range []Operation{fullOp(), {Seq: 1, Kind: Remove, Destination: "d", URI: "u"}} {
+	for _, op := range []Operation{fullOp(), {Seq: 1, Kind: Remove, Destination: "d", URI: "u"},
+		{Seq: 2, Kind: UpdateFields, Destination: "d", URI: "u", Rank: 0.5, Anchors: []string{"a b"}}} {
 		b, err := op.MarshalBinary()
 		if err != nil {
 			f.Fatal(err)

@@ -200,6 +200,17 @@ func (ob *Outbox) uKey(dest, collection, uri string) []byte {
 	return append(k, uri...)
 }
 
+// coalesceKey is the key under which op supersedes an earlier operation
+// still queued: uKey for content operations, the same layout under 'f' for
+// update-fields operations, so that the two kinds never drop each other.
+func (ob *Outbox) coalesceKey(op *Operation) []byte {
+	k := ob.uKey(op.Destination, op.Collection, op.URI)
+	if op.Kind == UpdateFields {
+		k[len(ob.prefix)] = 'f'
+	}
+	return k
+}
+
 func (ob *Outbox) parseQKey(k []byte) (dest string, rank byte, seq uint64, ok bool) {
 	k = k[len(ob.prefix)+1:]
 	i := bytes.IndexByte(k, 0)
@@ -247,7 +258,7 @@ func (ob *Outbox) PutWith(b *pebble.Batch, commit func() error, ops ...Operation
 		if op.Destination == "" || strings.IndexByte(op.Destination, 0) >= 0 || strings.IndexByte(op.Collection, 0) >= 0 {
 			return nil, fmt.Errorf("feed: operation for %q: bad destination %q or collection %q", op.URI, op.Destination, op.Collection)
 		}
-		if op.Kind < Add || op.Kind > Remove {
+		if op.Kind < Add || op.Kind > UpdateFields {
 			return nil, fmt.Errorf("feed: operation for %q: bad kind %d", op.URI, op.Kind)
 		}
 		if op.URI == "" {
@@ -270,7 +281,7 @@ func (ob *Outbox) PutWith(b *pebble.Batch, commit func() error, ops ...Operation
 		seq++
 		op.Seq = seq
 		seqs[i] = seq
-		uk := ob.uKey(op.Destination, op.Collection, op.URI)
+		uk := ob.coalesceKey(&op)
 		prev, hasPrev := written[string(uk)]
 		if !hasPrev {
 			v, closer, err := ob.db.Get(uk)
@@ -404,7 +415,7 @@ func (ob *Outbox) Claim(dest string, maxOps, maxBytes int) ([]Operation, error) 
 		ops = append(ops, op)
 		ob.claimed[seq] = claim{
 			qkey: append([]byte(nil), it.Key()...),
-			ukey: ob.uKey(op.Destination, op.Collection, op.URI),
+			ukey: ob.coalesceKey(&op),
 		}
 	}
 	if err := it.Error(); err != nil {

@@ -137,6 +137,40 @@ func TestOutboxCoalescing(t *testing.T) {
 	}
 }
 
+// TestOutboxCoalescingUpdateFields: an update-fields op supersedes only an
+// earlier update-fields op of its URI, never a content op, nor the
+// reverse.
+func TestOutboxCoalescingUpdateFields(t *testing.T) {
+	ob := openOutbox(t, t.TempDir())
+	defer ob.Close()
+	rank := func(r float64) Operation {
+		return Operation{Kind: UpdateFields, Destination: "d", Collection: "c", URI: "a", Rank: r}
+	}
+	if _, err := ob.Put(addOp("d", "a", Normal), rank(1), rank(2)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ob.Put(addOp("d", "a", Normal), rank(3)); err != nil {
+		t.Fatal(err)
+	}
+	ops, err := ob.Claim("d", 10, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, op := range ops {
+		got = append(got, fmt.Sprintf("%s %s %g", op.Kind, op.URI, op.Rank))
+	}
+	if diff := cmp.Diff([]string{"add a 0", "update-fields a 3"}, got); diff != "" {
+		t.Errorf("claimed (-want +got):\n%s", diff)
+	}
+	if err := ob.Ack(ops[0].Seq, ops[1].Seq); err != nil {
+		t.Fatal(err)
+	}
+	if n := ob.Pending("d"); n != 0 {
+		t.Errorf("pending after ack = %d", n)
+	}
+}
+
 // TestOutboxReopen closes the outbox mid-way (claimed, partly acknowledged)
 // and reopens it: everything not acknowledged is pending again, sequence
 // numbers keep growing, and coalescing still sees the URIs.

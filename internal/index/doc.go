@@ -16,7 +16,8 @@
 //	domains     the host and every parent domain (keyword; for site:)
 //	title       the title (text, stored, highlighted)
 //	body        the extracted text (text, stored, highlighted)
-//	anchor      anchor text of links pointing to the document (text)
+//	anchor      anchor text of links pointing to the document (text; the
+//	            last partial update's, kept in the versions sidecar)
 //	summary     the first few hundred bytes of the body (stored only)
 //	mime        the MIME type, lower case, no parameters (keyword, stored)
 //	type        the MIME type's family: html, pdf, text, office, xml, other
@@ -30,6 +31,9 @@
 // the last version applied per document in bleve's internal key space, and an
 // operation whose version is not newer is skipped. A resent operation is
 // therefore never a double entry, and a stale one never undoes a newer one.
+// A partial update (Op.Fields: the rank and anchor text of link analysis)
+// is merged into the stored document, its version compared with the
+// document's partial updates only (fields.go).
 // Apply returns only once bleve has persisted the batch, so a caller may
 // forget an operation as soon as Apply says it is applied. bleve runs with
 // unsafe_batch: its Batch returns once the batch is searchable, and Apply

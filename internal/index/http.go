@@ -61,7 +61,7 @@ func NewHandler(idx Searcher, ho HandlerOptions) http.Handler {
 		if err != nil || ho.Clicks == nil || strings.TrimSpace(q) == "" {
 			return res, err
 		}
-		id, lerr := ho.Clicks.Query(clickQuery(q, opts))
+		id, lerr := ho.Clicks.Query(ClickQuery(q, opts))
 		if lerr != nil {
 			if ho.Logger != nil {
 				ho.Logger.Warn("logging a query", "err", lerr)

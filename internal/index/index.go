@@ -91,9 +91,15 @@ type Doc struct {
 }
 
 // Op is one operation for Apply: an add or update (Remove false) replaces the
-// document with the same collection and URL; a remove deletes it.
+// document with the same collection and URL; a remove deletes it; a
+// partial update (Fields) sets only its rank and anchor text.
 type Op struct {
 	Remove bool
+	// Fields makes the op a partial update: only Doc.Rank and Doc.Anchor
+	// (and Collection and URL) are used, merged into the stored document,
+	// and Version orders it among the document's partial updates only
+	// (fields.go).
+	Fields bool
 	// Version orders the operations on one document: an op whose version
 	// is not greater than the last one applied to that document is
 	// skipped. Versions must be positive.
@@ -107,6 +113,9 @@ type ApplyResult struct {
 	// Applied counts the ops that changed the index; Skipped those whose
 	// version was not newer than the document's (a resend, or stale).
 	Applied, Skipped int
+	// NoDocument counts the partial updates recorded for a document that
+	// is not in the index (it takes them when it is added).
+	NoDocument int
 }
 
 // Options configure Open.
@@ -152,8 +161,10 @@ type part struct {
 	// are not yet in vers (guarded by mu): the version check of a later
 	// Apply sees them.
 	unsaved map[string]uint64
-	wrote   bool // a batch went in since Open: close settles first (guarded by mu)
-	closed  bool
+	// unsavedFields is the same for partial-update records (fields.go).
+	unsavedFields map[string]fieldsRec
+	wrote         bool // a batch went in since Open: close settles first (guarded by mu)
+	closed        bool
 }
 
 // Open opens the index in dir, creating it when opts.Create is set (with
@@ -227,7 +238,7 @@ func openPart(dir string, opts Options) (*part, error) {
 		}
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
 	}
-	p := &part{b: b, ro: opts.ReadOnly, unsaved: map[string]uint64{}}
+	p := &part{b: b, ro: opts.ReadOnly, unsaved: map[string]uint64{}, unsavedFields: map[string]fieldsRec{}}
 	if p.vers, err = openVersions(dir, opts.ReadOnly); err != nil {
 		b.Close()
 		return nil, err
@@ -359,6 +370,16 @@ func DocID(collection, rawURL string) string {
 
 func versionKey(id string) []byte { return append([]byte("v\x00"), id...) }
 
+// pendingDoc is what one Apply does to one document: its content op and
+// its partial update (Version 0: none), over its stored versions.
+type pendingDoc struct {
+	op     Op
+	ver    uint64 // the content version
+	fop    Op
+	rec    fieldsRec // the partial-update record (fop's when set)
+	hasRec bool
+}
+
 // apply applies ops, all of this partition, as Apply says.
 func (p *part) apply(ctx context.Context, ops []Op) (ApplyResult, error) {
 	var res ApplyResult
@@ -367,84 +388,23 @@ func (p *part) apply(ctx context.Context, ops []Op) (ApplyResult, error) {
 		p.mu.Unlock()
 		return res, ErrClosed
 	}
-	r, err := p.b.Advanced()
+	latest, order, err := p.plan(ops, &res)
 	if err != nil {
 		p.mu.Unlock()
-		return res, fmt.Errorf("index: %w", err)
+		return ApplyResult{}, err
 	}
-	reader, err := r.Reader()
+	batch, applied, appliedF, err := p.build(latest, order, &res)
 	if err != nil {
 		p.mu.Unlock()
-		return res, fmt.Errorf("index: reader: %w", err)
-	}
-	// The last op per document wins when its version is the highest.
-	type pending struct {
-		op  Op
-		ver uint64
-	}
-	latest := make(map[string]*pending, len(ops))
-	order := make([]string, 0, len(ops))
-	for _, op := range ops {
-		if op.Version == 0 {
-			_ = reader.Close()
-			p.mu.Unlock()
-			return res, fmt.Errorf("index: op for %q has version 0", op.Doc.URL)
-		}
-		if op.Doc.URL == "" {
-			_ = reader.Close()
-			p.mu.Unlock()
-			return res, errors.New("index: op without URL")
-		}
-		id := DocID(op.Doc.Collection, op.Doc.URL)
-		pd, ok := latest[id]
-		if !ok {
-			stored, inBatch := p.unsaved[id]
-			var err error
-			if !inBatch {
-				stored, err = p.version(reader.GetInternal, id)
-			}
-			if err != nil {
-				_ = reader.Close()
-				p.mu.Unlock()
-				return res, fmt.Errorf("index: version of %q: %w", op.Doc.URL, err)
-			}
-			pd = &pending{ver: stored}
-			latest[id] = pd
-			order = append(order, id)
-		}
-		if op.Version <= pd.ver {
-			res.Skipped++
-			continue
-		}
-		if pd.op.Version != 0 {
-			res.Skipped++ // superseded inside this batch
-		}
-		pd.op, pd.ver = op, op.Version
-	}
-	_ = reader.Close()
-	batch := p.b.NewBatch()
-	applied := make([]appliedVersion, 0, len(order))
-	for _, id := range order {
-		pd := latest[id]
-		if pd.op.Version == 0 {
-			continue
-		}
-		res.Applied++
-		if pd.op.Remove {
-			batch.Delete(id)
-		} else if err := batch.Index(id, fields(pd.op.Doc)); err != nil {
-			p.mu.Unlock()
-			return ApplyResult{}, fmt.Errorf("index: %q: %w", pd.op.Doc.URL, err)
-		}
-		applied = append(applied, appliedVersion{id, pd.op.Version})
-		if p.vers == nil {
-			var v [8]byte
-			binary.BigEndian.PutUint64(v[:], pd.op.Version)
-			batch.SetInternal(versionKey(id), v[:])
-		}
+		return ApplyResult{}, err
 	}
 	if batch.Size() == 0 {
+		// Only records of partial updates for documents not indexed.
+		err := p.saveVersions(applied, appliedF)
 		p.mu.Unlock()
+		if err != nil {
+			return ApplyResult{}, err
+		}
 		return res, nil
 	}
 	persisted := make(chan error, 1)
@@ -460,12 +420,15 @@ func (p *part) apply(ctx context.Context, ops []Op) (ApplyResult, error) {
 		for _, a := range applied {
 			p.unsaved[a.id] = a.ver
 		}
+		for _, a := range appliedF {
+			p.unsavedFields[a.id] = a.rec
+		}
 	}
 	p.mu.Unlock()
 	if err != nil {
 		return ApplyResult{}, fmt.Errorf("index: batch: %w", err)
 	}
-	defer p.forget(applied)
+	defer p.forget(applied, appliedF)
 	select {
 	case err := <-persisted:
 		if err != nil {
@@ -474,20 +437,144 @@ func (p *part) apply(ctx context.Context, ops []Op) (ApplyResult, error) {
 	case <-ctx.Done():
 		return ApplyResult{}, fmt.Errorf("index: waiting for persistence: %w", ctx.Err())
 	}
-	if err := p.saveVersions(applied); err != nil {
+	if err := p.saveVersions(applied, appliedF); err != nil {
 		return ApplyResult{}, err
 	}
 	return res, nil
 }
 
-// forget drops the versions of applied from unsaved, unless a later batch
-// has replaced them.
-func (p *part) forget(applied []appliedVersion) {
+// plan decides, per document, which of ops apply (p.mu held): the last op
+// per document wins when its version is the highest, content ops compared
+// with the document's content version, partial updates with its record's.
+func (p *part) plan(ops []Op, res *ApplyResult) (map[string]*pendingDoc, []string, error) {
+	r, err := p.b.Advanced()
+	if err != nil {
+		return nil, nil, fmt.Errorf("index: %w", err)
+	}
+	reader, err := r.Reader()
+	if err != nil {
+		return nil, nil, fmt.Errorf("index: reader: %w", err)
+	}
+	defer reader.Close()
+	latest := make(map[string]*pendingDoc, len(ops))
+	order := make([]string, 0, len(ops))
+	for _, op := range ops {
+		if op.Version == 0 {
+			return nil, nil, fmt.Errorf("index: op for %q has version 0", op.Doc.URL)
+		}
+		if op.Doc.URL == "" {
+			return nil, nil, errors.New("index: op without URL")
+		}
+		id := DocID(op.Doc.Collection, op.Doc.URL)
+		pd, ok := latest[id]
+		if !ok {
+			stored, inBatch := p.unsaved[id]
+			var err error
+			if !inBatch {
+				stored, err = p.version(reader.GetInternal, id)
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("index: version of %q: %w", op.Doc.URL, err)
+			}
+			pd = &pendingDoc{ver: stored}
+			if pd.rec, pd.hasRec, err = p.fields(id); err != nil {
+				return nil, nil, err
+			}
+			latest[id] = pd
+			order = append(order, id)
+		}
+		cur, curVer := &pd.op, pd.ver
+		if op.Fields {
+			cur, curVer = &pd.fop, pd.rec.ver
+		}
+		if op.Version <= curVer {
+			res.Skipped++
+			continue
+		}
+		if cur.Version != 0 {
+			res.Skipped++ // superseded inside this batch
+		}
+		*cur = op
+		if op.Fields {
+			pd.rec, pd.hasRec = fieldsRec{ver: op.Version, rank: op.Doc.Rank, anchor: op.Doc.Anchor}, true
+		} else {
+			pd.ver = op.Version
+		}
+	}
+	return latest, order, nil
+}
+
+// build makes the bleve batch of a plan (p.mu held): content ops take the
+// document's partial-update record; a partial update alone re-indexes the
+// stored document with it, or only records it when there is none.
+func (p *part) build(latest map[string]*pendingDoc, order []string, res *ApplyResult) (*bleve.Batch, []appliedVersion, []appliedFields, error) {
+	var alone []string
+	for _, id := range order {
+		if pd := latest[id]; pd.op.Version == 0 && pd.fop.Version != 0 {
+			alone = append(alone, id)
+		}
+	}
+	stored, err := p.storedDocs(alone)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	batch := p.b.NewBatch()
+	applied := make([]appliedVersion, 0, len(order))
+	var appliedF []appliedFields
+	for _, id := range order {
+		pd := latest[id]
+		if pd.op.Version != 0 {
+			res.Applied++
+			if pd.op.Remove {
+				batch.Delete(id)
+			} else {
+				d := pd.op.Doc
+				if pd.hasRec {
+					d = withFields(d, pd.rec)
+				}
+				if err := batch.Index(id, fields(d)); err != nil {
+					return nil, nil, nil, fmt.Errorf("index: %q: %w", pd.op.Doc.URL, err)
+				}
+			}
+			applied = append(applied, appliedVersion{id, pd.op.Version})
+			if p.vers == nil {
+				var v [8]byte
+				binary.BigEndian.PutUint64(v[:], pd.op.Version)
+				batch.SetInternal(versionKey(id), v[:])
+			}
+		}
+		if pd.fop.Version == 0 {
+			continue
+		}
+		appliedF = append(appliedF, appliedFields{id, pd.rec})
+		switch f, ok := stored[id]; {
+		case pd.op.Version != 0 && !pd.op.Remove:
+			res.Applied++
+		case pd.op.Version == 0 && ok:
+			if err := batch.Index(id, refields(f, pd.rec)); err != nil {
+				return nil, nil, nil, fmt.Errorf("index: %q: %w", pd.fop.Doc.URL, err)
+			}
+			res.Applied++
+		default:
+			res.NoDocument++
+		}
+	}
+	return batch, applied, appliedF, nil
+}
+
+// forget drops the versions and records of applied and appliedF from
+// unsaved and unsavedFields, unless a later batch has replaced them.
+func (p *part) forget(applied []appliedVersion, appliedF []appliedFields) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, a := range applied {
 		if p.unsaved[a.id] == a.ver {
 			delete(p.unsaved, a.id)
+		}
+	}
+	for _, a := range appliedF {
+		if p.unsavedFields[a.id].ver == a.rec.ver {
+			delete(p.unsavedFields, a.id)
 		}
 	}
 }
@@ -623,7 +710,11 @@ type Stored struct {
 	// Version is the last version applied to the document (also after a
 	// remove, when Found is false).
 	Version uint64
-	Found   bool
+	// Anchor is the anchor text of the last partial update, FieldsVersion
+	// its version (0: none; also when Found is false).
+	Anchor        string
+	FieldsVersion uint64
+	Found         bool
 }
 
 // Lookup returns the stored document for a URL in a collection.
@@ -636,6 +727,11 @@ func (ix *Index) Lookup(ctx context.Context, collection, rawURL string) (Stored,
 		return st, fmt.Errorf("index: lookup: %w", err)
 	}
 	st.Version = v
+	rec, _, err := p.savedFields(id)
+	if err != nil {
+		return st, fmt.Errorf("index: lookup: %w", err)
+	}
+	st.Anchor, st.FieldsVersion = rec.anchor, rec.ver
 	req := bleve.NewSearchRequest(query.NewDocIDQuery([]string{id}))
 	req.Fields = []string{"*"}
 	res, err := p.b.SearchInContext(ctx, req)

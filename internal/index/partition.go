@@ -129,6 +129,7 @@ func (ix *Index) Apply(ctx context.Context, ops []Op) (ApplyResult, error) {
 			defer mu.Unlock()
 			res.Applied += r.Applied
 			res.Skipped += r.Skipped
+			res.NoDocument += r.NoDocument
 			if err != nil {
 				errs = append(errs, err)
 			}

@@ -107,7 +107,7 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 	window := ix.opts.RerankWindow
 	fields := []string{FieldRank}
 	clickBoost := func(*search.DocumentMatch) float64 { return 1 }
-	if rel := ix.opts.Clicks.For(clickQuery(q, o)); len(rel) > 0 {
+	if rel := ix.opts.Clicks.For(ClickQuery(q, o)); len(rel) > 0 {
 		fields = append(fields, FieldURL)
 		clickBoost = func(h *search.DocumentMatch) float64 {
 			return rel[clicks.NormalizeURL(str(h.Fields[FieldURL]))].Boost()
@@ -207,9 +207,10 @@ func (ix *Index) Search(ctx context.Context, q string, o SearchOptions) (*Result
 	return res, nil
 }
 
-// clickQuery is the query as the click log records it (the search page's
-// site and type fields as filters, so that filter_old_queries drops it).
-func clickQuery(q string, o SearchOptions) string {
+// ClickQuery is the query as the click log records it (the search page's
+// site and type fields as filters, so that filter_old_queries drops it):
+// the key of the click relevance at query time.
+func ClickQuery(q string, o SearchOptions) string {
 	if o.Site != "" {
 		q += " site:" + o.Site
 	}

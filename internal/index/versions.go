@@ -77,9 +77,16 @@ func (p *part) version(internal func([]byte) ([]byte, error), id string) (uint64
 	return binary.BigEndian.Uint64(raw), nil
 }
 
-// saveVersions records the versions of a persisted batch (fsynced).
-func (p *part) saveVersions(vs []appliedVersion) error {
-	if p.vers == nil || p.ro || len(vs) == 0 {
+// appliedFields is a partial-update record to save (fields.go).
+type appliedFields struct {
+	id  string
+	rec fieldsRec
+}
+
+// saveVersions records the versions and partial-update records of a
+// persisted batch (fsynced).
+func (p *part) saveVersions(vs []appliedVersion, fs []appliedFields) error {
+	if p.vers == nil || p.ro || len(vs)+len(fs) == 0 {
 		return nil
 	}
 	b := p.vers.NewBatch()
@@ -87,6 +94,12 @@ func (p *part) saveVersions(vs []appliedVersion) error {
 	for _, a := range vs {
 		binary.BigEndian.PutUint64(v[:], a.ver)
 		if err := b.Set(versionKey(a.id), v[:], nil); err != nil {
+			b.Close()
+			return fmt.Errorf("index: versions: %w", err)
+		}
+	}
+	for _, a := range fs {
+		if err := b.Set(fieldsKey(a.id), a.rec.encode(), nil); err != nil {
 			b.Close()
 			return fmt.Errorf("index: versions: %w", err)
 		}

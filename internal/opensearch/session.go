@@ -119,9 +119,20 @@ func (s *session) item(op feed.Operation, cb feed.Callback) (opensearchutil.Bulk
 		Version:     &version,
 		VersionType: &external,
 	}
-	if iop.Remove {
+	switch {
+	case iop.Remove:
 		item.Action = "delete"
-	} else {
+	case iop.Fields:
+		// A partial update: OpenSearch merges the fields into the stored
+		// document (update takes no external version; a later content
+		// update replaces the rank and anchor text until the next analysis).
+		item.Action, item.Version, item.VersionType = "update", nil, nil
+		body, err := json.Marshal(map[string]any{"doc": map[string]any{index.FieldRank: iop.Doc.Rank, index.FieldAnchor: iop.Doc.Anchor}})
+		if err != nil {
+			return item, fmt.Errorf("%w: %s: %v", feed.ErrRejected, op.URI, err)
+		}
+		item.Body = bytes.NewReader(body)
+	default:
 		body, err := json.Marshal(Source(iop.Doc))
 		if err != nil {
 			return item, fmt.Errorf("%w: %s: %v", feed.ErrRejected, op.URI, err)
@@ -151,7 +162,7 @@ func itemError(action, uri string, res opensearchapi.BulkRespItem, err error) er
 	if res.Status == http.StatusConflict {
 		return nil
 	}
-	if action == "delete" && res.Status == http.StatusNotFound {
+	if (action == "delete" || action == "update") && res.Status == http.StatusNotFound {
 		return nil
 	}
 	typ, reason := "", ""

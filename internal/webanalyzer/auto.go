@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/trawl/trawl/internal/clicks"
 )
 
 // AutoOptions configure an Auto: the runs' options, and how it learns that
@@ -23,6 +25,13 @@ type AutoOptions struct {
 	Cycles func() int64
 	// Poll is how often Cycles is read (1 s if 0).
 	Poll time.Duration
+	// Feed, if set, is given each successful run's ranks and anchor text
+	// (RankFeed.Queue) for the index of the run's collection.
+	Feed *RankFeed
+	// Clicks, if set, is the click build (internal/clicks) run after each
+	// analysis run, successful or not; its Progress and Logger are the
+	// analysis run's.
+	Clicks *clicks.RunOptions
 }
 
 // LastRun is what the status page shows of the web analyzer.
@@ -43,6 +52,14 @@ type LastRun struct {
 	Links       int
 	Changed     int
 	Err         string
+	// Queued is the number of partial updates (rank and anchor text) the
+	// last successful run queued for the index (AutoOptions.Feed).
+	Queued int
+	// ClickRuns counts the click builds that ended, ClickQueries is the
+	// last successful one's (query, URL) relevance records, ClickErr the
+	// last one's error.
+	ClickRuns, ClickQueries int
+	ClickErr                string
 }
 
 // Auto runs the web analyzer after each refresh cycle of a running crawl
@@ -109,13 +126,19 @@ func (a *Auto) RunNow(ctx context.Context) error {
 	o := a.o.Run
 	o.Progress = &logLines{log: log}
 	rs, err := Run(ctx, o)
-	var ranked, links int
+	var ranked, links, queued int
 	if err == nil {
 		state := StateDir(o.Data)
 		ranked, err = countLines(filepath.Join(state, OutRank))
 		if err == nil {
 			links, err = countLines(filepath.Join(state, Compacted(TableLinks)))
 		}
+		if err == nil && a.o.Feed != nil {
+			queued, err = a.o.Feed.Queue(ctx, rs.Dump.Collection, state)
+		}
+	}
+	if a.o.Clicks != nil {
+		a.clicks(ctx, o.Progress)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -129,9 +152,30 @@ func (a *Auto) RunNow(ctx context.Context) error {
 	}
 	a.last.Err = ""
 	a.last.Incremental, a.last.RankReused, a.last.Ranked, a.last.Links, a.last.Changed = rs.Incremental, rs.RankReused, ranked, links, rs.Dump.Links
+	a.last.Queued = queued
 	log.Info("webanalyzer: run done", "incremental", rs.Incremental, "rank_kept", rs.RankReused, "ranked", ranked, "links", links,
-		"changed_links", rs.Dump.Links, "duration", a.last.Duration.Round(time.Millisecond))
+		"changed_links", rs.Dump.Links, "queued_for_index", queued, "duration", a.last.Duration.Round(time.Millisecond))
 	return nil
+}
+
+// clicks runs the click build and keeps what it did in Last.
+func (a *Auto) clicks(ctx context.Context, progress io.Writer) {
+	co := *a.o.Clicks
+	co.Logger, co.Progress = a.o.Run.Logger, progress
+	if logs, _ := filepath.Glob(filepath.Join(clicks.LogDir(co.Data), "*")); len(logs) == 0 {
+		return // nothing logged yet
+	}
+	rs, err := clicks.Run(ctx, co)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.last.ClickRuns++
+	if err != nil {
+		a.last.ClickErr = err.Error()
+		co.Logger.Warn("webanalyzer: click build failed", "err", err)
+		return
+	}
+	a.last.ClickErr, a.last.ClickQueries = "", rs.Queries
+	co.Logger.Info("webanalyzer: click build done", "log_files", rs.LogFiles, "relevance_records", rs.Queries)
 }
 
 // logLines turns progress lines into log records.

@@ -64,9 +64,14 @@
 // status page's "Link analysis" section and status.json's "analyses" show
 // the last run: start, duration, incremental or full, pages ranked, links
 // in the compacted link table, links dumped for it, runs, failed runs and
-// the last error. trawl run does not apply the ranks to its index (the
-// index is held open by the feeding); "trawl webanalyzer run" does, on a
-// stopped crawl.
+// the last error, the ranks queued for the index by the last run and how
+// many the index has applied, and the click build's relevance records.
+// After each run that succeeded trawl run feeds the ranks and anchor text
+// into its index through its feeding chain (RankFeed, below), then runs the
+// click build (internal/clicks) over the search page's click log, so the
+// page's clicks boost results without a separate command (a build runs
+// only when the log holds something). With --once the crawl waits, after
+// the run, until the index has applied the ranks (at most 2 minutes).
 //
 // # The build
 //
@@ -170,8 +175,8 @@
 //
 // # Into the index
 //
-// ApplyToIndex (run by "trawl webanalyzer run" when DATA/index exists and
-// no crawl holds it) gives each analysed document found in the index:
+// Each analysed URL gets, as a partial update (feed.UpdateFields: only
+// these two fields travel):
 //
 //   - rank = 0.5*log2(1 + s*N) + 0.25*log2(1 + r*M), s the static rank and
 //     r the site rank (fractions of 1) over N pages and M sites; the index
@@ -183,14 +188,21 @@
 //     sources first, at most MaxAnchorText bytes: the index searches it
 //     with twice the body's weight.
 //
-// internal/index has no partial update: a document is looked up and
-// applied again whole (its stored fields plus rank and anchor) with the
-// version after the stored one. Two costs follow: a meta description used
-// as the summary falls back to the start of the body (Lookup does not
-// return it), and the version taken may equal the feed's next sequence
-// number for that document if it was the very last one fed, in which case
-// that feed operation is skipped as not newer until the document changes
-// again.
+// RankFeed queues them in an outbox of its own (DATA/webanalyzer/outbox)
+// and sends them with a feed.Feeder (target "default:<collection>"):
+// trawl run through its feeding chain (the content distributors to the
+// indexer of each URL's partition), "trawl webanalyzer run" on a stopped
+// crawl straight into DATA/index (FeedIndex), through the same outbox. A
+// crash loses nothing queued: the next start sends what the index did not
+// acknowledge. The outbox's sequence numbers are the partial updates'
+// versions; the index keeps them apart from the documents' content
+// versions (internal/index fields.go), so a rank update is never skipped
+// because content came later, never makes later content look stale, and a
+// content update keeps the last rank and anchor text. Every run sends
+// every analysed URL (a URL not indexed yet gets its rank when it is
+// added). A partial update of an unchanged rank is not skipped: the runs
+// come once per refresh cycle, and re-indexing a document costs what
+// feeding it did.
 //
 // Scores are summed in the order the sorted tables hold them, and the
 // build's shape does not depend on the number of workers, so any number of

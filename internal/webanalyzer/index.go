@@ -1,15 +1,12 @@
 package webanalyzer
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/trawl/trawl/internal/index"
 )
 
 // MaxAnchorText bounds the anchor text given to one document.
@@ -84,64 +81,4 @@ func Anchors(state string) (map[string]string, error) {
 // better text matches.
 func IndexRank(s, r float64, n, m int) float64 {
 	return 0.5*math.Log2(1+s*float64(n)) + 0.25*math.Log2(1+r*float64(m))
-}
-
-// IndexStats says what ApplyToIndex did.
-type IndexStats struct {
-	Updated, NotIndexed, Skipped int
-}
-
-// ApplyToIndex gives every analysed document of collection found in ix its
-// rank (IndexRank) and its anchor text. internal/index has no partial
-// update: each document is looked up and applied again whole, with the
-// stored fields, the new rank and anchor text, and the version after the
-// stored one. What Lookup does not return is lost on the way: a meta
-// description shown as the summary falls back to the start of the body.
-func ApplyToIndex(ctx context.Context, ix *index.Index, collection, state string) (IndexStats, error) {
-	var is IndexStats
-	ranks, err := Ranks(state)
-	if err != nil {
-		return is, err
-	}
-	anchors, err := Anchors(state)
-	if err != nil {
-		return is, err
-	}
-	sites := map[string]bool{}
-	for _, r := range ranks {
-		sites[index.Site(r.URL)] = true
-	}
-	var batch []index.Op
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		res, err := ix.Apply(ctx, batch)
-		is.Updated += res.Applied
-		is.Skipped += res.Skipped
-		batch = batch[:0]
-		return err
-	}
-	for _, r := range ranks {
-		st, err := ix.Lookup(ctx, collection, r.URL)
-		if err != nil {
-			return is, err
-		}
-		if !st.Found {
-			is.NotIndexed++
-			continue
-		}
-		batch = append(batch, index.Op{Version: st.Version + 1, Doc: index.Doc{
-			URL: st.URL, Collection: st.Collection, Title: st.Title, Body: st.Body, MIME: st.MIME,
-			Modified: st.Modified, Language: st.Language, Links: st.Links, Duplicates: st.Duplicates,
-			Redirects: st.Redirects, Mirrors: st.Mirrors, Anchor: anchors[r.URL],
-			Rank: IndexRank(r.Static, r.SiteRank, len(ranks), len(sites)),
-		}})
-		if len(batch) == 500 {
-			if err := flush(); err != nil {
-				return is, err
-			}
-		}
-	}
-	return is, flush()
 }

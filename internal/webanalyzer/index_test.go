@@ -2,12 +2,14 @@ package webanalyzer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/index"
 	"github.com/trawl/trawl/internal/store"
 )
@@ -17,7 +19,8 @@ import (
 // before the analysis is applied to the index, and is found and ranked
 // first (above the two pages holding the word in their own text) after;
 // every indexed page gets a positive rank, and the most linked page the
-// highest.
+// highest. The ranks go through the rank feed's outbox: queued and not
+// sent before a crash, they are sent by the next start.
 func TestAnchorTextAndRankInIndex(t *testing.T) {
 	ctx := context.Background()
 	data := t.TempDir()
@@ -62,12 +65,46 @@ func TestAnchorTextAndRankInIndex(t *testing.T) {
 		t.Fatalf("before the analysis zebracorn finds %d pages, want the 2 holding it", len(before.Hits))
 	}
 	testRun(t, data, t1.Add(time.Hour), false, 1)
-	is, err := ApplyToIndex(ctx, ix, coll, StateDir(data))
+	// The ranks queued, then a crash before anything was sent: the next
+	// start of the rank feed sends them.
+	rf, err := OpenRankFeed(data, feed.IndexDialer(ix), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if is.Updated != pages {
-		t.Errorf("%+v, want %d updated", is, pages)
+	if n, err := rf.Queue(ctx, coll, StateDir(data)); err != nil || n != pages {
+		t.Fatalf("queued %d, %v", n, err)
+	}
+	if err := rf.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := ix.Lookup(ctx, coll, pageURL(target)); err != nil || st.Rank != 0 {
+		t.Fatalf("ranked before the feed ran: %+v, %v", st, err)
+	}
+	rf, err = OpenRankFeed(data, feed.IndexDialer(ix), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- rf.Run(rctx) }()
+	werr := rf.Wait(rctx)
+	fs := rf.Stats()
+	cancel()
+	<-done
+	if err := errors.Join(werr, rf.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if fs.Applied != pages || fs.Pending != 0 {
+		t.Errorf("after the restart: %+v, want %d applied", fs, pages)
+	}
+	// FeedIndex (trawl webanalyzer run) feeds them again, through the same
+	// outbox: its versions are newer, so they are applied again.
+	fs, err = FeedIndex(ctx, ix, data, coll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs.Applied != pages || fs.Queued != pages || fs.Pending != 0 {
+		t.Errorf("%+v, want %d applied", fs, pages)
 	}
 	after, err := ix.Search(ctx, "zebracorn", index.SearchOptions{})
 	if err != nil {
@@ -86,9 +123,16 @@ func TestAnchorTextAndRankInIndex(t *testing.T) {
 	}
 	for _, r := range ranks {
 		s, err := ix.Lookup(ctx, coll, r.URL)
-		if err != nil || !s.Found || s.Rank <= 0 {
-			t.Fatalf("%s: found %v, rank %v, %v", r.URL, s.Found, s.Rank, err)
+		if err != nil || !s.Found || s.Rank <= 0 || s.Version != 1 || s.FieldsVersion == 0 {
+			t.Fatalf("%s: found %v, rank %v, version %d, fields version %d, %v", r.URL, s.Found, s.Rank, s.Version, s.FieldsVersion, err)
 		}
+	}
+	// A content update after the analysis keeps the rank and anchor text.
+	if _, err := ix.Apply(ctx, []index.Op{{Version: 2, Doc: index.Doc{URL: pageURL(target), Collection: coll, Title: "changed", Body: "new text"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := ix.Search(ctx, "zebracorn", index.SearchOptions{}); err != nil || len(again.Hits) != 3 || again.Hits[0].URL != pageURL(target) {
+		t.Errorf("after a content update zebracorn finds %+v, %v", again, err)
 	}
 	top, err := ix.Lookup(ctx, coll, ranks[0].URL)
 	if err != nil {

@@ -56,8 +56,9 @@ func (l *lockedBuffer) String() string {
 // TestTrawlRunAnalysesEachCycle: trawl run on a small farm with a 6 s
 // refresh runs the web analyzer when a refresh cycle ends (its progress in
 // the log), the status page and status.json show the last run (start,
-// duration, pages ranked, links, errors), and trawl webanalyzer ranks
-// prints the ranks afterwards.
+// duration, pages ranked, links, errors, and the ranks applied to the
+// index: every ranked page's, through the feeding chain), and trawl
+// webanalyzer ranks prints the ranks afterwards.
 func TestTrawlRunAnalysesEachCycle(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildTrawl(t, dir)
@@ -128,12 +129,14 @@ func TestTrawlRunAnalysesEachCycle(t *testing.T) {
 		Running       bool    `json:"running"`
 		ChangedLinks  int     `json:"changed_links"`
 		IncrementalOK bool    `json:"incremental"`
+		RanksQueued   int     `json:"ranks_queued"`
+		RanksApplied  int     `json:"ranks_applied"`
 	}
 	var last analysis
 	deadline := time.Now().Add(3 * time.Minute)
-	for last.Runs < 1 {
+	for last.Runs < 1 || last.RanksQueued == 0 || last.RanksApplied < last.RanksQueued {
 		if time.Now().After(deadline) {
-			t.Fatalf("no web analyzer run after 3 minutes: %+v", last)
+			t.Fatalf("no web analyzer run with its ranks applied after 3 minutes: %+v", last)
 		}
 		select {
 		case err := <-done:
@@ -155,7 +158,7 @@ func TestTrawlRunAnalysesEachCycle(t *testing.T) {
 		last = rep.Analyses[0]
 	}
 	if last.Name != "webanalyzer" || last.Failed != 0 || last.Error != "" || last.Started == 0 || last.Seconds <= 0 ||
-		last.Ranked < hosts*pages/2 || last.Links < hosts*pages/2 {
+		last.Ranked < hosts*pages/2 || last.Links < hosts*pages/2 || last.RanksQueued != last.Ranked {
 		t.Errorf("last run on the status page: %+v", last)
 	}
 	for _, want := range []string{"a refresh cycle ended; running the analysis", "webanalyzer: build:", "targets done", "webanalyzer: run done"} {
@@ -169,7 +172,7 @@ func TestTrawlRunAnalysesEachCycle(t *testing.T) {
 	}
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{"Link analysis", `"analyses"`, fmt.Sprintf(`"ranked":%d`, last.Ranked)} {
+	for _, want := range []string{"Link analysis", "ranks applied", `"analyses"`, fmt.Sprintf(`"ranked":%d`, last.Ranked)} {
 		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("the status page lacks %q", want)
 		}

@@ -20,6 +20,12 @@
 // name server: nothing runs in the process, the search page queries every
 // indexer partition through the name server (indexer.Searcher) and the
 // status page surveys the distributors and indexers bound there.
+//
+// Either way the search page logs searches and result clicks in
+// DATA/clicks/log, and the click relevance of the last click build
+// (DATA/clicks/state, which trawl run's web analyzer builds) boosts the
+// URLs clicked for a query: in the in-process indexer's searches, or in
+// the merge of the indexers' results.
 package chain
 
 import (
@@ -29,6 +35,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/trawl/trawl/internal/clicks"
 	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/distrib"
 	"github.com/trawl/trawl/internal/distrib/indexer"
@@ -71,6 +78,7 @@ type Chain struct {
 	client    *distrib.Client
 	survey    *wire.Client
 	search    *wire.Client
+	clicks    *clicks.Relevance
 	log       *slog.Logger
 	cancel    context.CancelFunc
 	done      []chan error
@@ -93,8 +101,10 @@ func Open(cfg Config) (*feed.Local, *Chain, error) {
 		c.survey.Dialer, c.search.Dialer = tc.Dialer(nil), tc.Dialer(nil)
 	}
 	s := feed.NewLocal(nil, cfg.Logger)
+	rel := clicks.NewRelevance(clicks.RelevancePath(cfg.Data))
+	c.clicks = rel
 	if c.InProcess {
-		ix, err := c.start(cfg)
+		ix, err := c.start(cfg, rel)
 		if err != nil {
 			c.stop()
 			return feed.NewLocal(nil, cfg.Logger), nil, fmt.Errorf("chain: in-process feeding chain: %w", err)
@@ -109,11 +119,16 @@ func Open(cfg Config) (*feed.Local, *Chain, error) {
 		s.Search = c.Searcher()
 	}
 	s.OnClose = append(s.OnClose, c.Close)
+	var err error
+	if s.Clicks, err = clicks.OpenLog(clicks.LogDir(cfg.Data), nil); err != nil {
+		c.Close()
+		return feed.NewLocal(nil, cfg.Logger), nil, fmt.Errorf("chain: %w", err)
+	}
 	return s, c, nil
 }
 
 // start starts the in-process roles and waits for them to be ready.
-func (c *Chain) start(cfg Config) (*index.Index, error) {
+func (c *Chain) start(cfg Config, rel *clicks.Relevance) (*index.Index, error) {
 	timers := cfg.Timers
 	if timers <= 0 {
 		timers = time.Second
@@ -133,7 +148,7 @@ func (c *Chain) start(cfg Config) (*index.Index, error) {
 	c.NameServer = nsrv.Addr()
 	reg := nameserver.NewClient(c.NameServer, nil)
 	isrv, err := indexer.NewServer(indexer.ServerConfig{Listen: "127.0.0.1", AnyPort: true, Host: "127.0.0.1", Dir: cfg.Data,
-		Partition: 0, Partitions: 1, Registry: reg, RebindInterval: timers, Logger: cfg.Logger.With("role", "indexer"), Disk: cfg.Disk})
+		Partition: 0, Partitions: 1, Registry: reg, RebindInterval: timers, Logger: cfg.Logger.With("role", "indexer"), Disk: cfg.Disk, Clicks: rel})
 	if err != nil {
 		return nil, err
 	}
@@ -182,9 +197,10 @@ func (c *Chain) Survey(ctx context.Context) (distrib.Survey, error) {
 	return distrib.Take(ctx, c.reg, c.survey)
 }
 
-// Searcher searches every indexer partition of the chain, merged.
+// Searcher searches every indexer partition of the chain, merged, with
+// the click relevance of DATA/clicks.
 func (c *Chain) Searcher() indexer.Searcher {
-	return indexer.Searcher{Registry: c.reg, Client: c.search}
+	return indexer.Searcher{Registry: c.reg, Client: c.search, Clicks: c.clicks}
 }
 
 // Close closes the content client, then stops the in-process roles.

@@ -35,7 +35,13 @@
 //     calls only keep the count of open sessions. Operations are applied
 //     with index.Apply, whose versions (the outbox sequence numbers) make a
 //     resend after a failure harmless; an operation the index can never
-//     take (no URI) is answered rejected.
+//     take (no URI) is answered rejected. An update-fields operation (the
+//     rank and anchor text of link analysis) is merged into the stored
+//     document: the index reads its stored fields back and indexes it
+//     again, the wire carrying only the changed fields; its version is
+//     compared with the document's earlier partial updates only (see
+//     internal/index fields.go), and one for a URL not indexed yet is kept
+//     for when it is added (answered ok).
 //
 //   - Full disk (ServerConfig.Disk, docs/decisions/diskspace.md): while the
 //     free space of the index's file system is below the guard's

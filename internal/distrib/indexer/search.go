@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trawl/trawl/internal/clicks"
 	"github.com/trawl/trawl/internal/distrib"
 	"github.com/trawl/trawl/internal/distrib/nameserver"
 	"github.com/trawl/trawl/internal/distrib/wire"
@@ -62,10 +63,22 @@ func (j Query) run(ctx context.Context, ix *index.Index) (*index.Results, error)
 // not answer is an error: a partial answer would silently miss a
 // partition. Scores are each partition's own (its term statistics), as
 // with any partitioned index.
+//
+// With Clicks, the click relevance (internal/clicks) boosts a URL for the
+// queries it was clicked for, as the embedded index does: when the query
+// has clicked URLs, each partition is asked for at least its first
+// ClickWindow hits, each hit's score is multiplied by its URL's boost and
+// each partition's hits re-sorted before the merge, so a clicked URL moves
+// up within the best ClickWindow hits of its partition.
 type Searcher struct {
 	Registry nameserver.Registry
 	Client   *wire.Client
+	Clicks   *clicks.Relevance
 }
+
+// ClickWindow is how many hits of each partition the click boost
+// re-sorts (the embedded index's default re-rank window).
+const ClickWindow = 100
 
 // Search implements index.Searcher.
 func (s Searcher) Search(ctx context.Context, q string, o index.SearchOptions) (*index.Results, error) {
@@ -83,8 +96,12 @@ func (s Searcher) Search(ctx context.Context, q string, o index.SearchOptions) (
 	if len(aors) == 0 {
 		return nil, fmt.Errorf("indexer: no indexer is registered")
 	}
+	rel := s.Clicks.For(index.ClickQuery(q, o))
 	sub := o
 	sub.From, sub.Size = 0, o.From+o.Size
+	if len(rel) > 0 {
+		sub.Size = max(sub.Size, ClickWindow)
+	}
 	opts, err := json.Marshal(sub)
 	if err != nil {
 		return nil, fmt.Errorf("indexer: %w", err)
@@ -113,6 +130,11 @@ func (s Searcher) Search(ctx context.Context, q string, o index.SearchOptions) (
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
+		}
+	}
+	if len(rel) > 0 {
+		for _, p := range parts {
+			boost(p.Hits, rel)
 		}
 	}
 	res := merge(parts, o)
@@ -145,6 +167,16 @@ func (s Searcher) Lookup(ctx context.Context, collection, rawURL string) (index.
 		return st, nil
 	}
 	return st, fmt.Errorf("indexer: no indexer of the partition of %s is registered", rawURL)
+}
+
+// boost multiplies the score of each hit clicked for the query by its
+// click boost, and sorts the hits by score again (stable: equal scores
+// keep the partition's order).
+func boost(hits []index.Hit, rel map[string]clicks.Rel) {
+	for i := range hits {
+		hits[i].Score *= rel[clicks.NormalizeURL(hits[i].URL)].Boost()
+	}
+	slices.SortStableFunc(hits, func(a, b index.Hit) int { return cmp.Compare(b.Score, a.Score) })
 }
 
 // merge merges the partitions' results into the page o asks for.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/trawl/trawl/internal/clicks"
 	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/distrib/nameserver"
 	"github.com/trawl/trawl/internal/distrib/wire"
@@ -38,6 +39,9 @@ type ServerConfig struct {
 	// Disk, if set, holds the operations while the free space of Dir's
 	// file system is below its low-water mark (Work).
 	Disk *diskspace.Guard
+	// Clicks, if set, is the click relevance the index's searches apply
+	// (an in-process chain, whose search page queries the index itself).
+	Clicks *clicks.Relevance
 }
 
 // Server runs an indexer on TCP.
@@ -58,7 +62,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Partitions <= 0 || cfg.Partition < 0 || cfg.Partition >= cfg.Partitions {
 		return nil, fmt.Errorf("indexer: partition %d of %d", cfg.Partition, cfg.Partitions)
 	}
-	ix, err := index.Open(filepath.Join(cfg.Dir, "index"), index.Options{Create: true})
+	ix, err := index.Open(filepath.Join(cfg.Dir, "index"), index.Options{Create: true, Clicks: cfg.Clicks})
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,10 @@
 // Package wacli is the trawl webanalyzer command (dump, run, ranks,
 // clicks): the link analysis of internal/webanalyzer and the click
 // relevance of internal/clicks on dmake. The dmake engine and the registry
-// of dmake workers are roles, so cmd/trawl passes them in (Deps).
+// of dmake workers are roles, so cmd/trawl passes them in (Deps). Online
+// is the same analysis inside trawl run: after each refresh cycle (or once
+// with --once), its ranks fed into the index through the crawl's feeding
+// chain, the click build after it, its last run on the status page.
 package wacli
 
 import (
@@ -143,11 +146,11 @@ func (d Deps) runBuild(ctx context.Context, env *cli.Env, args []string) error {
 		return fmt.Errorf("webanalyzer: the index (is trawl run still running?): %w", err)
 	}
 	defer ix.Close()
-	is, err := webanalyzer.ApplyToIndex(ctx, ix, rs.Dump.Collection, webanalyzer.StateDir(*data))
+	fst, err := webanalyzer.FeedIndex(ctx, ix, *data, rs.Dump.Collection)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "index: %d documents updated with rank and anchor text, %d analysed URLs not indexed\n", is.Updated, is.NotIndexed)
+	fmt.Fprintf(env.Stdout, "index: rank and anchor text of %d analysed URLs applied as partial updates (%d refused)\n", fst.Applied, fst.Rejected)
 	return nil
 }
 
