@@ -36,7 +36,7 @@ func chaosDuration(t *testing.T) time.Duration {
 // than once are bounded by what can be in flight at the kills (see
 // repeatBound).
 func TestChaos(t *testing.T) {
-	o := clusterOpts{hosts: 100, pages: farmPages, nodes: 3, dupservers: 2, replica: true, delay: 0.5, proxyNode0: true}
+	o := clusterOpts{hosts: 100, pages: farmPages, nodes: 3, dupservers: 2, replica: true, replica1: true, chain: true, delay: 0.5, proxyNode0: true}
 	c := newCluster(t, o)
 	c.start()
 	c.waitProgress(0.05, 60*time.Second)
@@ -47,18 +47,17 @@ func TestChaos(t *testing.T) {
 	}
 	t.Logf("chaos seed %d (TRAWL_CHAOS_SEED repeats it)", seed)
 	r := rand.New(rand.NewPCG(seed, 0))
-	victims := []struct {
-		name string
-		p    func() *proc
-	}{
+	victims := []victim{
 		{"multinode", func() *proc { return c.mns }},
 		{"n0", func() *proc { return c.nodes[0] }},
 		{"n1", func() *proc { return c.nodes[1] }},
 		{"n2", func() *proc { return c.nodes[2] }},
 		{"ds1", func() *proc { return c.ds[1] }},
 		{"replica r0", func() *proc { return c.replica }},
+		{"replica r1", func() *proc { return c.replica1 }},
 		{"sever n0-multinode", nil},
 	}
+	victims = append(victims, c.chainVictims()...)
 	if only := os.Getenv("TRAWL_CHAOS_VICTIMS"); only != "" {
 		// A comma-separated subset of the victims' names, to chase one
 		// failure.
@@ -97,7 +96,7 @@ func TestChaos(t *testing.T) {
 		switch {
 		case v.name == "multinode":
 			mnsKills++
-		case v.name[0] == 'n':
+		case len(v.name) == 2 && v.name[0] == 'n':
 			nodeKills++
 		}
 		t.Logf("chaos: kill -9 and restart of %s at %d of %d URLs", v.name, at, len(c.want))
@@ -105,10 +104,15 @@ func TestChaos(t *testing.T) {
 	t.Logf("chaos over: %v", kills)
 
 	c.waitComplete(180*time.Second, 3*time.Second)
+	c.waitFed(120*time.Second, 2*time.Second)
+	time.Sleep(3 * statsEvery) // the node schedulers' last CMD_UM_STAT
 	c.stopAll()
 	c.checkFetched()
 	c.checkDuplicates(c.dsOwners())
 	c.checkReplica(filepath.Join(c.dir, "ds0"), false, filepath.Join(c.dir, "r0"), true)
+	c.checkReplica(filepath.Join(c.dir, "ds1"), false, filepath.Join(c.dir, "r1"), true)
+	c.checkIndex()
+	c.checkStats()
 
 	// Repeats: every request of a URL after its first. A killed node
 	// scheduler may fetch again what it had in flight and not yet

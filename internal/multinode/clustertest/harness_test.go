@@ -249,6 +249,8 @@ type clusterOpts struct {
 	proxyFailover0 bool // node 0 reaches the replica's failover listener through a proxy (failoverProxy)
 	maxSites       int  // max_sites of the collection (0: the default)
 	tls            bool // every process runs with mutual TLS (one test CA)
+	replica1       bool // the second duplicate server has a replica too (replica1)
+	chain          bool // the node schedulers feed a chain of name server, distributors and indexers (chain_test.go)
 }
 
 type cluster struct {
@@ -281,6 +283,9 @@ type cluster struct {
 	failoverProxy      *proxy // between node 0 and the replica's failover listener (proxyFailover0)
 	replicaFailover    string // where nodes fail over to
 	primaryReplicaAddr string // where the old primary comes back as a replica
+	replica1           *proc  // the second duplicate server's replica (replica1)
+
+	chain *feedChain // with o.chain
 }
 
 const collection = "farm"
@@ -386,6 +391,13 @@ func (c *cluster) start() {
 		c.replica = startProc(c.t, "replica r0", append(args, c.kaArgs()...)...)
 		c.replica.waitLine(dsListening, 0, 30*time.Second)
 	}
+	replica1Addr := ""
+	if c.o.replica1 {
+		replica1Addr = freeAddr(c.t)
+		c.replica1 = startProc(c.t, "replica r1", append([]string{"dupserver", "--replica-mode", "--listen", replica1Addr,
+			"--data", filepath.Join(c.dir, "r1"), "--id", "r1"}, c.kaArgs()...)...)
+		c.replica1.waitLine(dsListening, 0, 30*time.Second)
+	}
 	for i := 0; i < c.o.dupservers; i++ {
 		addr := freeAddr(c.t)
 		args := []string{"dupserver", "--listen", addr, "--data", filepath.Join(c.dir, "ds"+strconv.Itoa(i)), "--id", "ds" + strconv.Itoa(i)}
@@ -397,10 +409,16 @@ func (c *cluster) start() {
 			}
 			args = append(args, "--replica", to)
 		}
+		if i == 1 && c.o.replica1 {
+			args = append(args, "--replica", replica1Addr)
+		}
 		p := startProc(c.t, "dupserver ds"+strconv.Itoa(i), append(args, c.kaArgs()...)...)
 		p.waitLine(dsListening, 0, 30*time.Second)
 		c.ds = append(c.ds, p)
 		c.dsAddrs = append(c.dsAddrs, addr)
+	}
+	if c.o.chain {
+		c.startChain()
 	}
 	c.mnsAddr = freeAddr(c.t)
 	c.mns = startProc(c.t, "multinode", c.mnsArgs()...)
@@ -440,6 +458,7 @@ func (c *cluster) nodeArgs(i int, mns string) []string {
 			args = append(args, "--dupserver-failover", a+"="+to)
 		}
 	}
+	args = append(args, c.chainNodeArgs(i)...)
 	return append(args, c.kaArgs()...)
 }
 
@@ -534,6 +553,10 @@ func (c *cluster) stopAll() {
 	if c.replica != nil {
 		c.replica.stop()
 	}
+	if c.replica1 != nil {
+		c.replica1.stop()
+	}
+	c.stopChain()
 }
 
 // checkFetched: the union of the fetched URLs equals Expect, and every
