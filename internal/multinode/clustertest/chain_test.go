@@ -2,20 +2,25 @@ package clustertest
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/trawl/trawl/internal/distrib"
 	"github.com/trawl/trawl/internal/distrib/indexer"
 	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/index"
+	"github.com/trawl/trawl/internal/stats"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -32,8 +37,10 @@ type feedChain struct {
 	ixs    []*proc
 	ixBase []int
 	// nodeHTTP is each node scheduler's HTTP interface (its /metrics
-	// gives the feed backlog).
+	// gives the feed backlog, its /RPC2 the statistics), mnsHTTP the
+	// multinode scheduler's.
 	nodeHTTP []string
+	mnsHTTP  string
 }
 
 // chainPing is the distributors' master check and ping period, the name
@@ -112,6 +119,16 @@ func (c *cluster) startChain() {
 	for i := 0; i < c.o.nodes; i++ {
 		ch.nodeHTTP = append(ch.nodeHTTP, freeAddr(c.t))
 	}
+	ch.mnsHTTP = freeAddr(c.t)
+}
+
+// chainMNSArgs are the multinode scheduler's flags for the chain: its
+// HTTP interface, for the statistics.
+func (c *cluster) chainMNSArgs() []string {
+	if c.chain == nil {
+		return nil
+	}
+	return []string{"--admin-listen", c.chain.mnsHTTP}
 }
 
 func (ch *feedChain) indexerAddr(i int) string {
@@ -200,17 +217,19 @@ func (c *cluster) stopChain() {
 // the indexers must hold: the fetched (or 304) documents that are not
 // duplicates (the farm of the cluster tests has no noindex pages), the rule
 // of internal/nodesched/feeding.go.
-func (c *cluster) indexable() []string {
+func (c *cluster) indexable() (out []string, dups int) {
 	c.t.Helper()
-	var out []string
 	for i := range c.nodes {
 		st, err := store.Open(filepath.Join(c.dir, "n"+strconv.Itoa(i)), store.Options{})
 		if err != nil {
 			c.t.Fatalf("node n%d store: %v", i, err)
 		}
 		err = st.URIs(collection, "", func(r *store.URIRecord) error {
-			if r.Status == store.StatusFetched || r.Status == store.StatusNotModified {
+			switch r.Status {
+			case store.StatusFetched, store.StatusNotModified:
 				out = append(out, r.URI)
+			case store.StatusDuplicate:
+				dups++
 			}
 			return nil
 		})
@@ -220,15 +239,18 @@ func (c *cluster) indexable() []string {
 		}
 	}
 	sort.Strings(out)
-	return out
+	return out, dups
 }
 
 // checkIndex: the union of the (stopped) indexers' documents equals the
 // node schedulers' indexable documents, each in one partition only (the
-// one of its URI hash), nothing else.
-func (c *cluster) checkIndex() {
+// one of its URI hash), nothing else. live is the node schedulers'
+// statistics (checkLiveStats): the documents stored are the stores'
+// documents (fetched and duplicates), and the documents added less those
+// removed are the index.
+func (c *cluster) checkIndex(live *stats.CollectionFlat) {
 	c.t.Helper()
-	want := c.indexable()
+	want, dups := c.indexable()
 	if len(want) == 0 {
 		c.t.Fatal("no indexable document in the node schedulers' stores")
 	}
@@ -282,6 +304,12 @@ func (c *cluster) checkIndex() {
 	} else {
 		c.t.Logf("index equals the stores: %d documents over %d partitions, each once", total, chainPartitions)
 	}
+	if int(live.Stored) != len(want)+dups {
+		c.t.Errorf("the node schedulers counted %v documents stored, their stores hold %d (%d indexable, %d duplicates)", live.Stored, len(want)+dups, len(want), dups)
+	}
+	if int(live.PPAdded-live.PPDeleted) != len(want) {
+		c.t.Errorf("the node schedulers counted %v documents added to the index and %v removed, the stores have %d indexable ones", live.PPAdded, live.PPDeleted, len(want))
+	}
 }
 
 // chainVictims are the chain's processes as chaos victims.
@@ -304,4 +332,78 @@ func (c *cluster) chainVictims() []victim {
 type victim struct {
 	name string
 	p    func() *proc
+}
+
+// liveStats returns a collection's flattened statistics of all time
+// (CollectionGetStatistics2's "complete" cycle) from the HTTP interface at
+// addr, through `trawl admin stats --json`.
+func (c *cluster) liveStats(addr string) *stats.CollectionFlat {
+	c.t.Helper()
+	cmd := exec.Command(trawl.path, "admin", "-C", addr, "stats", "--json", collection)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		c.t.Fatalf("trawl admin -C %s stats: %v\n%s", addr, err, stderr)
+	}
+	var rep map[string]*stats.CollectionFlat
+	if err := json.Unmarshal(out, &rep); err != nil {
+		c.t.Fatalf("trawl admin -C %s stats: %v\n%s", addr, err, out)
+	}
+	if rep["complete"] == nil {
+		c.t.Fatalf("trawl admin -C %s stats: no complete cycle\n%s", addr, out)
+	}
+	return rep["complete"]
+}
+
+// checkLiveStats compares, over the running processes' XML-RPC
+// (MS-FSCADM CollectionGetStatistics2), the multinode scheduler's
+// statistics of the collection with the sum of the node schedulers': every
+// counter must add up (see TestChaos for why they must hold across kills).
+// It returns the sum over the node schedulers.
+func (c *cluster) checkLiveStats() *stats.CollectionFlat {
+	c.t.Helper()
+	mns := c.liveStats(c.chain.mnsHTTP)
+	var sum stats.CollectionFlat
+	for i := range c.nodes {
+		n := c.liveStats(c.chain.nodeHTTP[i])
+		for _, f := range summedStats {
+			*f.p(&sum) += *f.p(n)
+		}
+	}
+	var diffs []string
+	for _, f := range summedStats {
+		if *f.p(mns) != *f.p(&sum) {
+			diffs = append(diffs, fmt.Sprintf("%s: multinode %v, node schedulers %v", f.name, *f.p(mns), *f.p(&sum)))
+		}
+	}
+	if len(diffs) > 0 {
+		c.t.Errorf("the multinode scheduler's statistics differ from the sum of the node schedulers':\n%s", strings.Join(diffs, "\n"))
+	}
+	c.t.Logf("statistics over XML-RPC: processed %v, downloaded %v, stored %v, modified %v, deleted %v, unchanged %v; fed %v, succeeded %v, failed %v, deleted %v, added %v",
+		sum.Processed, sum.Downloaded, sum.Stored, sum.Modified, sum.Deleted, sum.Unchanged, sum.PPFed, sum.PPSucceeded, sum.PPFailed, sum.PPDeleted, sum.PPAdded)
+	return &sum
+}
+
+// summedStats are the counters of CollectionFlat that add up over node
+// schedulers.
+var summedStats = []struct {
+	name string
+	p    func(*stats.CollectionFlat) *float64
+}{
+	{"Processed", func(f *stats.CollectionFlat) *float64 { return &f.Processed }},
+	{"Downloaded", func(f *stats.CollectionFlat) *float64 { return &f.Downloaded }},
+	{"Modified", func(f *stats.CollectionFlat) *float64 { return &f.Modified }},
+	{"Stored", func(f *stats.CollectionFlat) *float64 { return &f.Stored }},
+	{"Deleted", func(f *stats.CollectionFlat) *float64 { return &f.Deleted }},
+	{"Unchanged", func(f *stats.CollectionFlat) *float64 { return &f.Unchanged }},
+	{"DocSize", func(f *stats.CollectionFlat) *float64 { return &f.DocSize }},
+	{"Retries", func(f *stats.CollectionFlat) *float64 { return &f.Retries }},
+	{"PPFed", func(f *stats.CollectionFlat) *float64 { return &f.PPFed }},
+	{"PPSucceeded", func(f *stats.CollectionFlat) *float64 { return &f.PPSucceeded }},
+	{"PPFailed", func(f *stats.CollectionFlat) *float64 { return &f.PPFailed }},
+	{"PPDeleted", func(f *stats.CollectionFlat) *float64 { return &f.PPDeleted }},
+	{"PPAdded", func(f *stats.CollectionFlat) *float64 { return &f.PPAdded }},
 }

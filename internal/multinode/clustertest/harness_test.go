@@ -438,7 +438,7 @@ func (c *cluster) start() {
 
 func (c *cluster) mnsArgs() []string {
 	return append([]string{"multinode", "--listen", c.mnsAddr, "--data", filepath.Join(c.dir, "mns"), "--config", c.xml,
-		"--hosts-file", c.hosts, "--wait-nodes", strconv.Itoa(c.o.nodes), "--wait-nodes-timeout", "60s", "--admin-listen", "off"}, c.kaArgs()...)
+		"--hosts-file", c.hosts, "--wait-nodes", strconv.Itoa(c.o.nodes), "--wait-nodes-timeout", "60s", "--admin-listen", "off"}, append(c.chainMNSArgs(), c.kaArgs()...)...)
 }
 
 func (c *cluster) nodeArgs(i int, mns string) []string {
