@@ -27,15 +27,37 @@ func chaosDuration(t *testing.T) time.Duration {
 }
 
 // TestChaos crawls a farm of 100 sites with a multinode scheduler, three
-// node schedulers and two duplicate servers (the first with a replica),
-// and every 1.5-3 s kills a random one of them with SIGKILL and restarts
-// it on its store, or severs node n0's connection to the multinode
-// scheduler. The per-site delay keeps the crawl going through the chaos.
-// At the end: every expected URL was fetched, no site by two node
-// schedulers, every duplicate group has one owner the duplicate servers
-// agree on, the replica equals its primary, and the URLs fetched more
-// than once are bounded by what can be in flight at the kills (see
-// repeatBound).
+// node schedulers, two duplicate servers each with a replica, and a
+// feeding chain the node schedulers feed (a name server, two content
+// distributors, master and backup, and two indexer partitions, each its
+// own process). Every 1.5-3 s it kills a random one of them with SIGKILL
+// and restarts it on its data directory and address, or severs node n0's
+// connection to the multinode scheduler. The per-site delay keeps the
+// crawl going through the chaos. At the end:
+//
+//   - every expected URL was fetched, no site by two node schedulers;
+//   - every duplicate group has one owner the duplicate servers agree on,
+//     and each replica equals its primary;
+//   - the index equals the stores: the indexers together hold exactly the
+//     node schedulers' stored documents that are fetched and not
+//     duplicates, each once, in the partition of its URI hash (checkIndex);
+//   - the statistics add up, and must across every kill because a node
+//     scheduler saves its counters in the same store batch as the crawl
+//     step they count (internal/stats, internal/nodesched), and the
+//     multinode scheduler keeps each node scheduler's last report, which
+//     is its saved state (checkStats): over XML-RPC, the multinode
+//     scheduler's collection statistics equal the sum of the node
+//     schedulers' (Processed, Downloaded, Stored, DocSize, the PP
+//     counters, ...; checkLiveStats); per node scheduler and per site,
+//     "processed" equals the fetches its store records and the multinode
+//     scheduler's saved copy equals the node scheduler's; Stored equals
+//     the documents in the stores (fetched and duplicates); PPAdded less
+//     PPDeleted equals the documents in the index;
+//   - the web analyzer's dmake build over n0's crawl, with a dmake worker
+//     killed mid-build and restarted, keeps the same tables as an
+//     undisturbed build (checkAnalysis);
+//   - the URLs fetched more than once are bounded by what can be in
+//     flight at the site restarts (see the comment on the repeats below).
 func TestChaos(t *testing.T) {
 	o := clusterOpts{hosts: 100, pages: farmPages, nodes: 3, dupservers: 2, replica: true, replica1: true, chain: true, delay: 0.5, proxyNode0: true}
 	c := newCluster(t, o)
