@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/chaos.sh: the chaos test (internal/multinode/clustertest TestChaos)
 # RUNS times in a row, each killing processes for DURATION, with a one-line
-# summary per run (seed, kills, repeated requests, result). Exits non-zero
+# summary per run (seed, kills, repeated requests and their bound, documents
+# in the index, result). Exits non-zero
 # if any run failed; the failed runs' logs stay in the printed directory.
 #
 #   bench/chaos.sh                      # 10 runs of 20 s of chaos
@@ -25,8 +26,9 @@ for i in $(seq 1 "$RUNS"); do
 	fi
 	seed=$(grep -o 'chaos seed [0-9]*' "$log" | head -1 || true)
 	kills=$(grep -o 'chaos over: .*' "$log" | head -1 || true)
-	reps=$(grep -o '[0-9]* requests repeated ([0-9]* of them robots.txt)' "$log" | head -1 || true)
-	echo "run $i: $result in $(($(date +%s) - start)) s; $seed; $kills; $reps"
+	reps=$(grep -o '[0-9]* requests repeated ([0-9]* of them robots.txt).*bound on page repeats [0-9]*' "$log" | head -1 || true)
+	index=$(grep -o 'index equals the stores: [0-9]* documents' "$log" | head -1 || true)
+	echo "run $i: $result in $(($(date +%s) - start)) s; $seed; $kills; $reps; $index"
 	[ "$result" = FAIL ] || rm -f "$log"
 done 2>&1
 echo "$((RUNS - failed)) of $RUNS runs passed"

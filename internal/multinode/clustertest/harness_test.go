@@ -252,6 +252,8 @@ type clusterOpts struct {
 	dir            string   // where the processes' data lives ("": a temporary directory)
 	diskArgs       []string // flags of the node schedulers and duplicate servers (--disk-low-water ...)
 	node0Args      []string // more flags of node scheduler 0
+	replica1       bool     // the second duplicate server has a replica too (replica1)
+	chain          bool     // the node schedulers feed a chain of name server, distributors and indexers (chain_test.go)
 }
 
 type cluster struct {
@@ -284,6 +286,9 @@ type cluster struct {
 	failoverProxy      *proxy // between node 0 and the replica's failover listener (proxyFailover0)
 	replicaFailover    string // where nodes fail over to
 	primaryReplicaAddr string // where the old primary comes back as a replica
+	replica1           *proc  // the second duplicate server's replica (replica1)
+
+	chain *feedChain // with o.chain
 }
 
 const collection = "farm"
@@ -392,6 +397,13 @@ func (c *cluster) start() {
 		c.replica = startProc(c.t, "replica r0", append(args, c.kaArgs()...)...)
 		c.replica.waitLine(dsListening, 0, 30*time.Second)
 	}
+	replica1Addr := ""
+	if c.o.replica1 {
+		replica1Addr = freeAddr(c.t)
+		c.replica1 = startProc(c.t, "replica r1", append([]string{"dupserver", "--replica-mode", "--listen", replica1Addr,
+			"--data", filepath.Join(c.dir, "r1"), "--id", "r1"}, c.kaArgs()...)...)
+		c.replica1.waitLine(dsListening, 0, 30*time.Second)
+	}
 	for i := 0; i < c.o.dupservers; i++ {
 		addr := freeAddr(c.t)
 		args := []string{"dupserver", "--listen", addr, "--data", filepath.Join(c.dir, "ds"+strconv.Itoa(i)), "--id", "ds" + strconv.Itoa(i)}
@@ -404,10 +416,16 @@ func (c *cluster) start() {
 			args = append(args, "--replica", to)
 		}
 		args = append(args, c.o.diskArgs...)
+		if i == 1 && c.o.replica1 {
+			args = append(args, "--replica", replica1Addr)
+		}
 		p := startProc(c.t, "dupserver ds"+strconv.Itoa(i), append(args, c.kaArgs()...)...)
 		p.waitLine(dsListening, 0, 30*time.Second)
 		c.ds = append(c.ds, p)
 		c.dsAddrs = append(c.dsAddrs, addr)
+	}
+	if c.o.chain {
+		c.startChain()
 	}
 	c.mnsAddr = freeAddr(c.t)
 	c.mns = startProc(c.t, "multinode", c.mnsArgs()...)
@@ -427,7 +445,7 @@ func (c *cluster) start() {
 
 func (c *cluster) mnsArgs() []string {
 	return append([]string{"multinode", "--listen", c.mnsAddr, "--data", filepath.Join(c.dir, "mns"), "--config", c.xml,
-		"--hosts-file", c.hosts, "--wait-nodes", strconv.Itoa(c.o.nodes), "--wait-nodes-timeout", "60s", "--admin-listen", "off"}, c.kaArgs()...)
+		"--hosts-file", c.hosts, "--wait-nodes", strconv.Itoa(c.o.nodes), "--wait-nodes-timeout", "60s", "--admin-listen", "off"}, append(c.chainMNSArgs(), c.kaArgs()...)...)
 }
 
 func (c *cluster) nodeArgs(i int, mns string) []string {
@@ -451,6 +469,7 @@ func (c *cluster) nodeArgs(i int, mns string) []string {
 			args = append(args, "--dupserver-failover", a+"="+to)
 		}
 	}
+	args = append(args, c.chainNodeArgs(i)...)
 	return append(args, c.kaArgs()...)
 }
 
@@ -545,6 +564,10 @@ func (c *cluster) stopAll() {
 	if c.replica != nil {
 		c.replica.stop()
 	}
+	if c.replica1 != nil {
+		c.replica1.stop()
+	}
+	c.stopChain()
 }
 
 // checkFetched: the union of the fetched URLs equals Expect, and every
