@@ -397,7 +397,7 @@ func (m *Machine) controlDone(ev loop.Event[*wire.Frame]) {
 			m.phase = phResolve
 			return
 		}
-		m.job(phUnbindMD, Unbind{wire.NameDispatcher, wire.IfaceMasterDispatcher, wire.VersionMasterDispatcher})
+		m.job(phUnbindMD, Unbind{Name: wire.NameDispatcher, Type: wire.IfaceMasterDispatcher, Version: wire.VersionMasterDispatcher})
 	case phUnbindMD:
 		if err != nil {
 			m.logf(slog.LevelWarn, "cannot unbind the old master dispatcher", "err", err)
@@ -453,7 +453,7 @@ func (m *Machine) controlDone(ev loop.Event[*wire.Frame]) {
 			m.learn(Epoch(a))
 			if a.Addr() == m.master.Addr() {
 				// Still the dead master: unbind it and take over.
-				m.job(phTakeUnbind, Unbind{wire.NameDispatcher, wire.IfaceSessionFactory, wire.VersionSessionFactory})
+				m.job(phTakeUnbind, m.unbindMaster())
 				return
 			}
 			m.master = a
@@ -461,7 +461,7 @@ func (m *Machine) controlDone(ev loop.Event[*wire.Frame]) {
 		}
 	case phTakeProbe:
 		if err != nil {
-			m.job(phTakeUnbind, Unbind{wire.NameDispatcher, wire.IfaceSessionFactory, wire.VersionSessionFactory})
+			m.job(phTakeUnbind, m.unbindMaster())
 			return
 		}
 		m.logf(slog.LevelInfo, "another backup took over first", "master", m.master.Addr())
@@ -495,6 +495,15 @@ func (m *Machine) idle(now time.Time) {
 	if m.role == Master {
 		m.Pending.WakeAt(m.leaseUntil)
 	}
+}
+
+// unbindMaster is the takeover's unbind of the dead master's
+// session_factory: only if the binding is still the one resolved, so that
+// a backup that took over meanwhile keeps its new binding (two backups
+// taking over at once: the slower one's bind then fails with already_bound
+// and it becomes a backup of the faster).
+func (m *Machine) unbindMaster() Unbind {
+	return Unbind{Name: wire.NameDispatcher, Type: wire.IfaceSessionFactory, Version: wire.VersionSessionFactory, Holder: m.master}
 }
 
 // bindSF starts the bind of session_factory under a new epoch, one above
