@@ -55,7 +55,10 @@
 // success resets the count) the backup re-resolves session_factory; if it
 // finds another distributor there, it pings it once and, when it answers,
 // registers with it as a backup (another backup won); if it finds the dead
-// master (or nothing), it unbinds the old session_factory, binds its own,
+// master (or nothing), it unbinds the old session_factory (only if the
+// binding is still the dead master's AOR: the name server's unbind with a
+// holder, so that of two backups taking over at once the slower one's
+// unbind does nothing and its bind fails), binds its own,
 // unbinds the old master_dispatcher too (the spec does not say to, spec
 // ambiguity 14, but the stale binding would block the bind), binds
 // master_dispatcher and registers with itself. The master's "check master
