@@ -117,16 +117,23 @@ func (d Deps) distributor(ctx context.Context, env *cli.Env, args []string) erro
 }
 
 func (d Deps) distributors(ctx context.Context, env *cli.Env, args []string) error {
-	fs := cli.NewFlagSet(env, "distributors", "distributors (--nameserver HOST:PORT | --registry etcd://HOST:PORT,...) [--json]",
+	fs := cli.NewFlagSet(env, "distributors", "distributors (--nameserver HOST:PORT | --registry etcd://HOST:PORT,...) [--json] [--timeout D]",
 		"Show the feeding chain registered in the name server: which content distributor is master, the sessions\n"+
 			"operations in flight and load (the two added up) of each, and each indexer partition with its document count.")
 	ns := fs.String("nameserver", "", "HOST:PORT of the name server")
 	registry := fs.String("registry", "", "etcd://HOST:PORT[,HOST:PORT...]: etcd as the registry")
 	asJSON := fs.Bool("json", false, "print JSON")
+	timeout := fs.Duration("timeout", 10*time.Second, "give up when the survey takes longer (a registry that cannot be reached)")
 	tlsf := tlsconf.Register(fs)
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
+	if *timeout <= 0 {
+		fmt.Fprintf(env.Stderr, "trawl distributors: --timeout must be positive\n")
+		return cli.ErrUsage
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
 	tc, err := loadTLS(env, "distributors", tlsf)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -222,17 +223,16 @@ func (p *cutProxy) setCut(cut bool) {
 	}
 }
 
+// freePort returns a base port whose base+offsets are free, below the
+// kernel's ephemeral range (32768 and up), so that no outgoing connection
+// takes one of them before the process listens.
 func freePort(t *testing.T, offsets ...int) int {
+	top := 0
+	for _, off := range offsets {
+		top = max(top, off)
+	}
 	for range 200 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := l.Addr().(*net.TCPAddr).Port - offsets[0]
-		l.Close()
-		if base <= 0 {
-			continue
-		}
+		base := 20000 + rand.IntN(32000-20000-top)
 		ok := true
 		for _, off := range offsets {
 			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+off))
@@ -248,6 +248,36 @@ func freePort(t *testing.T, offsets ...int) int {
 	}
 	t.Fatal("no free base port")
 	return 0
+}
+
+// startListening starts a role with a fresh base port until it prints
+// its listening line: another process (a helper's test) may take a port
+// between the check and the listen.
+func startListening(t *testing.T, re *regexp.Regexp, args func(base int) []string, offsets ...int) (*role, int) {
+	t.Helper()
+	for range 5 {
+		base := freePort(t, offsets...)
+		r := startRole(t, args(base)...)
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			if re.MatchString(r.log()) {
+				return r, base
+			}
+			select {
+			case <-r.done:
+				if !strings.Contains(r.log(), "address already in use") {
+					t.Fatalf("%v exited:\n%s", r.cmd.Args, r.log())
+				}
+				deadline = time.Time{}
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		if !deadline.IsZero() {
+			t.Fatalf("%v did not listen:\n%s", r.cmd.Args, r.log())
+		}
+	}
+	t.Fatal("no base port could be listened on")
+	return nil, 0
 }
 
 // TestSplitMasterFromNameServer: three trawl distributor processes, the
@@ -266,19 +296,21 @@ func TestSplitMasterFromNameServer(t *testing.T) {
 	proxy := newCutProxy(t, nsAddr)
 
 	ixDir := t.TempDir()
-	ix := startRole(t, "indexer", "--partition", "0", "--partitions", "1", "--base-port", strconv.Itoa(freePort(t, indexer.PortOffset)),
-		"--host", "127.0.0.1", "--listen", "127.0.0.1", "--data", ixDir, "--rebind", "300ms", "--nameserver", nsAddr)
-	ix.waitLine(regexp.MustCompile(`indexer partition \d+ of \d+ listening on (\S+)`))
+	ix, _ := startListening(t, regexp.MustCompile(`indexer partition \d+ of \d+ listening on`), func(base int) []string {
+		return []string{"indexer", "--partition", "0", "--partitions", "1", "--base-port", strconv.Itoa(base),
+			"--host", "127.0.0.1", "--listen", "127.0.0.1", "--data", ixDir, "--rebind", "300ms", "--nameserver", nsAddr}
+	}, indexer.PortOffset)
 
 	addrs := map[int]string{}
 	cds := map[int]*role{}
 	startCD := func(id int, nsVia string) {
-		base := freePort(t, wire.PortInternal, wire.PortExternal)
+		r, base := startListening(t, regexp.MustCompile(`distributor \d+ listening on`), func(base int) []string {
+			return []string{"distributor", "--id", strconv.Itoa(id), "--base-port", strconv.Itoa(base),
+				"--host", "127.0.0.1", "--listen", "127.0.0.1", "--ping-master", ping.String(), "--check-master", ping.String(),
+				"--lease", lease.String(), "--collection", "web", "--nameserver", nsVia}
+		}, wire.PortInternal, wire.PortExternal)
+		cds[id] = r
 		addrs[id] = "127.0.0.1:" + strconv.Itoa(base+wire.PortInternal)
-		cds[id] = startRole(t, "distributor", "--id", strconv.Itoa(id), "--base-port", strconv.Itoa(base),
-			"--host", "127.0.0.1", "--listen", "127.0.0.1", "--ping-master", ping.String(), "--check-master", ping.String(),
-			"--lease", lease.String(), "--collection", "web", "--nameserver", nsVia)
-		cds[id].waitLine(regexp.MustCompile(`distributor \d+ listening on (\S+)`))
 	}
 	cl := &wire.Client{Timeout: 2 * time.Second}
 	defer cl.Close()
