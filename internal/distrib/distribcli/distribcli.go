@@ -67,7 +67,7 @@ func (d Deps) distributor(ctx context.Context, env *cli.Env, args []string) erro
 	checkMaster := fs.Duration("check-master", 5*time.Second, `the master's "check master status" period`)
 	pingMaster := fs.Duration("ping-master", 5*time.Second, `a backup's "check for master" __ping period`)
 	lease := fs.Duration("lease", 0, "how long a master places sessions without confirming its binding in the registry\n"+
-		"(0: 2 x --ping-master, shorter than a backup's takeover; 1.5 x --check-master if that is longer)")
+		"(0: 2 x --ping-master, shorter than a backup's takeover; 1.5 x --check-master when that is not longer than --check-master)")
 	var colls cli.Repeated
 	fs.Var(&colls, "collection", "a content collection of the collection holder (repeatable; none: every collection)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
