@@ -87,8 +87,8 @@ func openRegistry(env *cmdEnv, cmd, ns, registry string) (reg nameserver.Registr
 	return openRegistryTLS(env, cmd, ns, registry, nil)
 }
 
-// openRegistryTLS is openRegistry with mutual TLS to the name server when
-// tc is not nil.
+// openRegistryTLS is openRegistry with mutual TLS to the name server (or
+// to etcd, over https) when tc is not nil.
 func openRegistryTLS(env *cmdEnv, cmd, ns, registry string, tc *tlsconf.Config) (reg nameserver.Registry, close func(), err error) {
 	switch {
 	case ns != "" && registry != "":
@@ -100,7 +100,7 @@ func openRegistryTLS(env *cmdEnv, cmd, ns, registry string, tc *tlsconf.Config) 
 			fmt.Fprintf(env.stderr, "trawl %s: %v\n", cmd, err)
 			return nil, nil, errUsage
 		}
-		r, err := etcdreg.New(eps, etcdreg.Options{})
+		r, err := etcdreg.New(eps, etcdreg.Options{TLS: tc.Client("")})
 		if err != nil {
 			return nil, nil, err
 		}

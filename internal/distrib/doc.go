@@ -22,7 +22,9 @@
 // master_dispatcher of a distributor that is not the master raises
 // middleware::unavailable, so a backup's __ping of a demoted master fails.
 // AORs carry object_id "cd<node_id>.<incarnation>", the incarnation being
-// the start time, so a restarted distributor is told from its predecessor.
+// the start time, so a restarted distributor is told from its predecessor;
+// session_factory and master_dispatcher add the master's epoch,
+// "cd<node_id>.<incarnation>.e<epoch>" (see Split network).
 //
 // # Election (MS-FSCDFT 3 intro, 3.1.3, 3.3, 3.4)
 //
@@ -53,7 +55,10 @@
 // success resets the count) the backup re-resolves session_factory; if it
 // finds another distributor there, it pings it once and, when it answers,
 // registers with it as a backup (another backup won); if it finds the dead
-// master (or nothing), it unbinds the old session_factory, binds its own,
+// master (or nothing), it unbinds the old session_factory (only if the
+// binding is still the dead master's AOR: the name server's unbind with a
+// holder, so that of two backups taking over at once the slower one's
+// unbind does nothing and its bind fails), binds its own,
 // unbinds the old master_dispatcher too (the spec does not say to, spec
 // ambiguity 14, but the stale binding would block the bind), binds
 // master_dispatcher and registers with itself. The master's "check master
@@ -63,36 +68,65 @@
 // returning old master does the same from the start. Both timers are
 // configurable (trawl distributor --check-master, --ping-master).
 //
-// # Split network: two masters, no fencing token
+// # Split network: a lease and a fencing epoch
 //
-// There is no epoch or fencing token: the name server's session_factory
-// binding is the only authority, and a master learns it was replaced only
-// from its CheckMaster resolve. What a split does:
+// The name server's session_factory binding is the authority on who is
+// master; two mechanisms, neither in the spec, keep a master that lost it
+// from placing sessions.
 //
-//   - Backup cut from the master, both reach the name server: after
-//     PingFailures failed pings (15 s by default) the backup rebinds
-//     session_factory and is master; the old master sees the binding is
-//     not its own at its next CheckMaster (5 s) and becomes a backup. For
-//     up to CheckMaster two distributors act as master.
-//   - Master cut from the name server: its resolve fails with a transport
-//     error, which it does not count ("cannot check the master status"),
-//     so it stays master for the whole split while a backup that reaches
-//     the name server takes over: two masters for as long as the split
-//     lasts. A master does not step down when it cannot reach the name
-//     server (a lease) — the gap.
+// The lease. A master's binding is confirmed by every CheckMaster resolve
+// that finds it (and by its binds on election); the lease runs from the
+// start of the last confirming call. A master whose lease ends (Config.Lease,
+// trawl distributor --lease; by default (PingFailures-1) x PingMaster, 10 s,
+// or 1.5 x CheckMaster when that is longer) steps down: it answers
+// session_factory (placement and __ping) and master_dispatcher with
+// middleware::unavailable and runs the election again from the resolve.
+// When it reaches the name server again it finds the backup that took over
+// and becomes its backup, or its own binding still there and takes it back
+// under a new epoch. The default is shorter than a takeover: a backup takes
+// over after PingFailures failed pings PingMaster apart, counted from its
+// last good one, at least (PingFailures-1) x PingMaster after the split
+// began, while the master's last confirmation came before the split. A
+// master cut from the name server but not from its backups stops answering
+// their __ping when its lease ends, so they take over
+// (TestSplitMasterFromNameServer in distribcli runs it on processes; trace
+// lease.trace).
 //
-// Why two masters lose and duplicate nothing: a master only places
-// sessions (create/recreate on the least loaded dispatcher node); session
-// ids carry the master's node_id and incarnation, so two masters' ids never
-// meet; clients resolve the master through the name server at each dial,
-// so new sessions go to the bound one; an operation goes to the indexer of
-// Partition(URI, N), which does not depend on the master; and the index
-// applies an operation only if its version (the feeder's outbox sequence
-// number) is newer. The per-operation version is the fence that matters
-// for "every document fed once": a resend through another master's session
-// is a no-op. What two masters cost is placement (load is counted per
-// master, so the spread can be uneven) and a client that keeps a session
-// on the stale master until its next failure.
+// The epoch. Each election raises an epoch: the new master takes one more
+// than the highest it has seen (in session_factory bindings it resolved,
+// in session ids created on it, in refusals), so a backup that takes over
+// from a master of epoch e binds under e+1. It is carried where the spec
+// leaves room and the wire stays as the spec has it: in the
+// implementation-specific object_id of session_factory and
+// master_dispatcher ("cd<node_id>.<incarnation>.e<epoch>") and in the
+// session ids the master allocates (allocation is not specified: see
+// Sessions). A dispatcher node refuses a create or create_session whose id
+// carries an epoch older than the highest it has seen with
+// core::unsupported_guarantee_set "stale master epoch, newer epoch N seen,
+// ..." (3.5.4.1 allows it: the server cannot create the session); the
+// client gets it, fails the session and dials again through the registry.
+// A master that hears that refusal learns the newer epoch and steps down
+// as above (trace fence.trace). An id whose epoch bits are 0 was not made
+// by a master of ours and is not fenced; epochs compare on their low 16
+// bits, the bits the id has room for.
+//
+// What is not fenced, and why that is safe. A recreate carries the id the
+// client had, with the epoch of the master that created it, so a dispatcher
+// node cannot tell a stale master's recreate from a current one by it; the
+// lease bounds a stale master's recreates to its lease. The content client
+// keeps no epoch of its own: it resolves the master in the registry at
+// each dial, so it reaches a stale master only in the instant before a
+// takeover, and a client-side memory of epochs would refuse every master
+// after the name server lost its bindings. And for "every document fed
+// once" the fence that matters is per operation: an operation goes to the
+// indexer of Partition(URI, N), whoever placed the session, and the index
+// applies it only if its version (the feeder's outbox sequence number) is
+// newer, so a resend through another master's session is a no-op. What a
+// brief overlap of two masters (a backup cut from the master takes over;
+// the old master, still holding its lease, learns of it at its next
+// CheckMaster or from a refusal) costs is placement on nodes that have not
+// seen the new epoch yet, and a client that keeps a session on the stale
+// master until its next failure.
 //
 // # dispatcher_node (3.5.4)
 //
@@ -127,8 +161,9 @@
 // loaded, ties to the lowest node_id; the chosen node's exceptions reach
 // the client unchanged. A distributor's load is the sessions it holds plus
 // the operations it has sent to indexers and not yet had answered. Session
-// ids are the master's node_id in bits 48-62, its incarnation's low 24 bits
-// in bits 24-47 and a counter below, so ids from two masters do not meet.
+// ids are the master's node_id in bits 48-62, its epoch's low 16 bits in
+// bits 32-47, its incarnation's low 8 bits in bits 24-31 and a counter
+// below, so ids from two masters (or two terms of one) do not meet.
 //
 // A session carries processing::session process(session_id, [operation])
 // on the distributor's +391 port: each operation is a feed.Operation in its

@@ -15,8 +15,12 @@ type (
 	Resolve struct{ Name, Type, Version string }
 	// Bind binds an AOR in the registry.
 	Bind struct{ AOR wire.AOR }
-	// Unbind removes a binding from the registry.
-	Unbind struct{ Name, Type, Version string }
+	// Unbind removes a binding from the registry; with a Holder (Port not
+	// 0), only if the binding is still that AOR.
+	Unbind struct {
+		Name, Type, Version string
+		Holder              wire.AOR
+	}
 	// Ping calls __ping on the object of type Type at Addr.
 	Ping struct{ Addr, Type string }
 	// Register calls master_dispatcher::register_dispatcher(NodeID) at Addr.
@@ -35,8 +39,13 @@ type (
 
 func (j Resolve) String() string { return fmt.Sprintf("resolve %s %s %s", j.Name, j.Type, j.Version) }
 func (j Bind) String() string    { return "bind " + j.AOR.String() }
-func (j Unbind) String() string  { return fmt.Sprintf("unbind %s %s %s", j.Name, j.Type, j.Version) }
-func (j Ping) String() string    { return "ping " + j.Addr + " " + j.Type }
+func (j Unbind) String() string {
+	if j.Holder.Port != 0 {
+		return fmt.Sprintf("unbind %s %s %s held by %s %s", j.Name, j.Type, j.Version, j.Holder.Addr(), j.Holder.ObjectID)
+	}
+	return fmt.Sprintf("unbind %s %s %s", j.Name, j.Type, j.Version)
+}
+func (j Ping) String() string { return "ping " + j.Addr + " " + j.Type }
 func (j Register) String() string {
 	return fmt.Sprintf("register_dispatcher(%d) at %s", j.NodeID, j.Addr)
 }

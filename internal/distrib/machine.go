@@ -47,6 +47,11 @@ type Config struct {
 	// PingFailures is the successive failed pings that make a backup take
 	// over (3 if 0).
 	PingFailures int
+	// Lease is how long a master places sessions after its last confirmed
+	// session_factory binding; past it, it steps down (see the package
+	// comment). 0 means (PingFailures-1) x PingMaster, or 1.5 x
+	// CheckMaster when that is not longer than CheckMaster.
+	Lease time.Duration
 }
 
 type session struct {
@@ -74,6 +79,15 @@ type Machine struct {
 	registered bool     // registered with master
 	pingFails  int
 	nextTimer  time.Time
+
+	// The fence: epoch is this distributor's epoch while master, seen the
+	// highest epoch it has met (bindings resolved, session ids created
+	// on it, refusals); leaseUntil is when the master steps down unless a
+	// resolve confirms its binding first; now is the time of the event
+	// being handled and jobAt the start of the control job in flight.
+	epoch, seen int64
+	leaseUntil  time.Time
+	now, jobAt  time.Time
 
 	collections map[string]bool
 	load        int64
@@ -142,6 +156,12 @@ func New(cfg Config) *Machine {
 	if cfg.PingFailures <= 0 {
 		cfg.PingFailures = 3
 	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = time.Duration(cfg.PingFailures-1) * cfg.PingMaster
+		if cfg.Lease <= cfg.CheckMaster {
+			cfg.Lease = cfg.CheckMaster + cfg.CheckMaster/2
+		}
+	}
 	m := &Machine{cfg: cfg, collections: map[string]bool{}, sessions: map[int64]session{},
 		nodes: map[int64]wire.AOR{}, calls: map[uint64]pendingCall{}, placing: map[uint64]masterCall{},
 		placed: map[int64]int64{}, toNode: map[int64]int{}, indexers: map[int]string{}, opsJobs: map[uint64]opsJob{}}
@@ -205,10 +225,14 @@ func (m *Machine) port(external bool) int {
 }
 
 func (m *Machine) sfAOR() wire.AOR {
-	return m.aor(wire.NameDispatcher, wire.IfaceSessionFactory, wire.VersionSessionFactory)
+	a := m.aor(wire.NameDispatcher, wire.IfaceSessionFactory, wire.VersionSessionFactory)
+	a.ObjectID += ".e" + strconv.FormatInt(m.epoch, 10)
+	return a
 }
 func (m *Machine) mdAOR() wire.AOR {
-	return m.aor(wire.NameDispatcher, wire.IfaceMasterDispatcher, wire.VersionMasterDispatcher)
+	a := m.aor(wire.NameDispatcher, wire.IfaceMasterDispatcher, wire.VersionMasterDispatcher)
+	a.ObjectID += ".e" + strconv.FormatInt(m.epoch, 10)
+	return a
 }
 func (m *Machine) nodeAOR() wire.AOR {
 	return m.aor(NodeName(m.cfg.NodeID), wire.IfaceDispatcherNode, wire.VersionDispatcherNode)
@@ -219,6 +243,7 @@ func (m *Machine) job(p phase, spec any) {
 	m.nextJob++
 	m.control = m.nextJob
 	m.phase = p
+	m.jobAt = m.now
 	m.Pending.Work = append(m.Pending.Work, loop.Job{ID: m.nextJob, Spec: spec})
 }
 
@@ -235,6 +260,9 @@ func (m *Machine) logf(level slog.Level, msg string, args ...any) {
 
 // Step implements loop.Machine.
 func (m *Machine) Step(ev loop.Event[*wire.Frame]) {
+	if !ev.Now.IsZero() {
+		m.now = ev.Now
+	}
 	switch ev.Kind {
 	case loop.Tick:
 		m.tick(ev.Now)
@@ -280,6 +308,15 @@ func (m *Machine) tick(now time.Time) {
 		}
 		m.nextRebind = now.Add(m.cfg.PingMaster)
 	}
+	if m.role == Master {
+		if !now.Before(m.leaseUntil) {
+			m.logf(slog.LevelWarn, "my session_factory binding was not confirmed for a lease, stepping down",
+				"lease", m.cfg.Lease, "epoch", m.epoch)
+			m.stepDown()
+			return
+		}
+		m.Pending.WakeAt(m.leaseUntil)
+	}
 	if m.control != 0 {
 		return
 	}
@@ -322,16 +359,18 @@ func (m *Machine) controlDone(ev loop.Event[*wire.Frame]) {
 		switch {
 		case wire.IsException(err, wire.ExcResolve):
 			m.logf(slog.LevelInfo, "no master registered, electing myself")
-			m.job(phBindSF, Bind{m.sfAOR()})
+			m.bindSF()
 		case err != nil:
 			m.logf(slog.LevelWarn, "cannot resolve the master, retrying", "err", err)
 			m.phase = phResolve
 		default:
 			a := ev.Result.(wire.AOR)
+			m.learn(Epoch(a))
 			if a.Addr() == m.sfAOR().Addr() {
-				// Our own binding from an earlier run at this address.
+				// Our own binding from an earlier run at this address
+				// (or from before this run stepped down).
 				m.logf(slog.LevelInfo, "the registered master is this address, taking it back")
-				m.job(phBindSF, Bind{m.sfAOR()})
+				m.bindSF()
 				return
 			}
 			m.master = a
@@ -358,7 +397,7 @@ func (m *Machine) controlDone(ev loop.Event[*wire.Frame]) {
 			m.phase = phResolve
 			return
 		}
-		m.job(phUnbindMD, Unbind{wire.NameDispatcher, wire.IfaceMasterDispatcher, wire.VersionMasterDispatcher})
+		m.job(phUnbindMD, Unbind{Name: wire.NameDispatcher, Type: wire.IfaceMasterDispatcher, Version: wire.VersionMasterDispatcher})
 	case phUnbindMD:
 		if err != nil {
 			m.logf(slog.LevelWarn, "cannot unbind the old master dispatcher", "err", err)
@@ -375,7 +414,8 @@ func (m *Machine) controlDone(ev loop.Event[*wire.Frame]) {
 		m.pingFails = 0
 		m.registered = false
 		m.nextTimer = ev.Now.Add(m.cfg.CheckMaster)
-		m.logf(slog.LevelInfo, "I am the master", "addr", m.sfAOR().Addr())
+		m.leaseUntil = m.jobAt.Add(m.cfg.Lease)
+		m.logf(slog.LevelInfo, "I am the master", "addr", m.sfAOR().Addr(), "epoch", m.epoch)
 		m.job(phResolveMD, resolveMD())
 	case phResolveMD:
 		if err != nil {
@@ -400,19 +440,20 @@ func (m *Machine) controlDone(ev loop.Event[*wire.Frame]) {
 			m.idle(ev.Now)
 			return
 		}
-		m.job(phBindSF, Bind{m.sfAOR()})
+		m.bindSF()
 	case phTakeResolve:
 		switch {
 		case wire.IsException(err, wire.ExcResolve):
-			m.job(phBindSF, Bind{m.sfAOR()})
+			m.bindSF()
 		case err != nil:
 			m.logf(slog.LevelWarn, "cannot resolve the master", "err", err)
 			m.idle(ev.Now)
 		default:
 			a := ev.Result.(wire.AOR)
+			m.learn(Epoch(a))
 			if a.Addr() == m.master.Addr() {
 				// Still the dead master: unbind it and take over.
-				m.job(phTakeUnbind, Unbind{wire.NameDispatcher, wire.IfaceSessionFactory, wire.VersionSessionFactory})
+				m.job(phTakeUnbind, m.unbindMaster())
 				return
 			}
 			m.master = a
@@ -420,7 +461,7 @@ func (m *Machine) controlDone(ev loop.Event[*wire.Frame]) {
 		}
 	case phTakeProbe:
 		if err != nil {
-			m.job(phTakeUnbind, Unbind{wire.NameDispatcher, wire.IfaceSessionFactory, wire.VersionSessionFactory})
+			m.job(phTakeUnbind, m.unbindMaster())
 			return
 		}
 		m.logf(slog.LevelInfo, "another backup took over first", "master", m.master.Addr())
@@ -431,7 +472,12 @@ func (m *Machine) controlDone(ev loop.Event[*wire.Frame]) {
 			m.idle(ev.Now)
 			return
 		}
+		if err == nil {
+			m.learn(Epoch(ev.Result.(wire.AOR)))
+		}
 		if err == nil && ev.Result.(wire.AOR).Addr() == m.sfAOR().Addr() {
+			// The binding is ours: the lease runs from this check.
+			m.leaseUntil = m.jobAt.Add(m.cfg.Lease)
 			m.idle(ev.Now)
 			return
 		}
@@ -446,6 +492,47 @@ func (m *Machine) controlDone(ev loop.Event[*wire.Frame]) {
 func (m *Machine) idle(now time.Time) {
 	m.phase = phIdle
 	m.Pending.WakeAt(m.nextTimer)
+	if m.role == Master {
+		m.Pending.WakeAt(m.leaseUntil)
+	}
+}
+
+// unbindMaster is the takeover's unbind of the dead master's
+// session_factory: only if the binding is still the one resolved, so that
+// a backup that took over meanwhile keeps its new binding (two backups
+// taking over at once: the slower one's bind then fails with already_bound
+// and it becomes a backup of the faster).
+func (m *Machine) unbindMaster() Unbind {
+	return Unbind{Name: wire.NameDispatcher, Type: wire.IfaceSessionFactory, Version: wire.VersionSessionFactory, Holder: m.master}
+}
+
+// bindSF starts the bind of session_factory under a new epoch, one above
+// the highest seen.
+func (m *Machine) bindSF() {
+	m.seen++
+	m.epoch = m.seen
+	m.job(phBindSF, Bind{m.sfAOR()})
+}
+
+// learn raises the highest epoch seen to e.
+func (m *Machine) learn(e int64) {
+	if e > m.seen {
+		m.seen = e
+	}
+}
+
+// stepDown ends a master's term whose lease ran out (its binding was not
+// confirmed for Lease) or whose epoch a dispatcher node refused: it places
+// nothing more, answers session_factory and master_dispatcher with
+// middleware::unavailable, and runs the election again from the resolve,
+// which makes it a backup of whoever is bound, or master again (under a
+// new epoch) if its own binding is still there.
+func (m *Machine) stepDown() {
+	m.role = None
+	m.nodes = map[int64]wire.AOR{}
+	m.leaseUntil = time.Time{}
+	m.registered = false
+	m.job(phResolve, resolveSF()) // any control job in flight is forgotten
 }
 
 // becomeBackup makes m a backup of m.master; with register it registers

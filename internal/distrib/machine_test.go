@@ -21,11 +21,20 @@ import (
 // indexer would.
 type harness struct{ next uint64 }
 
-// new node=N [port=BASE] [collections=a,b]
+// new node=N [port=BASE] [collections=a,b] [lease=DURATION]
 func (h *harness) New(t *testing.T, d *datadriven.TestData) loop.Machine[*wire.Frame] {
 	h.next = 0
 	var node int64
 	d.ScanArgs(t, "node", &node)
+	var lease time.Duration
+	if d.HasArg("lease") {
+		var s string
+		d.ScanArgs(t, "lease", &s)
+		var err error
+		if lease, err = time.ParseDuration(s); err != nil {
+			t.Fatal(err)
+		}
+	}
 	port := 13000
 	if d.HasArg("port") {
 		d.ScanArgs(t, "port", &port)
@@ -36,7 +45,7 @@ func (h *harness) New(t *testing.T, d *datadriven.TestData) loop.Machine[*wire.F
 		d.ScanArgs(t, "collections", &s)
 		colls = strings.Split(s, ",")
 	}
-	return New(Config{NodeID: node, Host: "127.0.0.1", BasePort: port, Incarnation: 1, Collections: colls,
+	return New(Config{NodeID: node, Host: "127.0.0.1", BasePort: port, Incarnation: 1, Collections: colls, Lease: lease,
 		CheckMaster: 5 * time.Second, PingMaster: 5 * time.Second})
 }
 
@@ -67,7 +76,7 @@ func aorArg(s string) wire.AOR {
 
 var excs = map[string]string{"resolve": wire.ExcResolve, "already_bound": wire.ExcAlreadyBound, "unavailable": wire.ExcUnavailable}
 
-// result job=N [aor=...] [err=resolve|already_bound|unavailable|TEXT]
+// result job=N [aor=...] [err=resolve|already_bound|unavailable|stale:EPOCH|TEXT]
 // call peer=N (one "object method args..." a line)
 func (h *harness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[*wire.Frame], error) {
 	switch d.Cmd {
@@ -115,6 +124,9 @@ func (h *harness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[*wi
 			d.ScanArgs(t, "err", &s)
 			if name, ok := excs[s]; ok {
 				ev.Err = &wire.Error{Name: name, What: s}
+			} else if n, ok := strings.CutPrefix(s, "stale:"); ok {
+				// A dispatcher node's refusal of an older epoch.
+				ev.Err = &wire.Error{Name: wire.ExcUnsupportedGuarantees, What: staleEpoch + n + " seen"}
 			} else {
 				ev.Err = errors.New(s)
 			}

@@ -54,6 +54,16 @@ func (m *Machine) dispatcherNode(peer loop.Peer, f *wire.Frame) {
 			m.Pending.Send(peer, wire.Raise(f, wire.ExcUnknownCollection, fmt.Sprintf("content collection %q is unknown to content distributor %d", coll, m.cfg.NodeID)), 0)
 			return
 		}
+		// The fence: a create whose id carries an epoch older than one
+		// seen comes from a master that was replaced. A recreate's id is
+		// the client's (the creating master's epoch), so it only teaches.
+		if e := SessionEpoch(id); f.Method != "recreate" && e != 0 && e < m.seen&0xffff {
+			m.Pending.Send(peer, wire.Raise(f, wire.ExcUnsupportedGuarantees,
+				fmt.Sprintf("%s%d seen, session %d has epoch %d", staleEpoch, m.seen, id, e)), 0)
+			return
+		} else if e > m.seen {
+			m.seen = e
+		}
 		method := "create"
 		if f.Method == "recreate" {
 			method = "recreate"

@@ -118,6 +118,9 @@ func (s *Server) do(ctx context.Context, spec any) (any, error) {
 	case Bind:
 		return nil, r.Bind(ctx, j.AOR)
 	case Unbind:
+		if j.Holder.Port != 0 {
+			return nil, r.UnbindIf(ctx, j.Holder)
+		}
 		return nil, r.Unbind(ctx, j.Name, j.Type, j.Version)
 	case Ping:
 		_, err := s.cl.Call(ctx, j.Addr, j.Type, wire.MethodPing)

@@ -52,6 +52,9 @@ func (j Loads) String() string {
 	return fmt.Sprintf("get_load on nodes %v", ids)
 }
 func (j Forward) String() string {
+	if len(j.Args) > 0 && j.Args[0].Tag == wire.Int {
+		return fmt.Sprintf("dispatcher_node %d %s.%s session %d", j.Node, j.Addr, j.Method, j.Args[0].I)
+	}
 	return fmt.Sprintf("dispatcher_node %d %s.%s", j.Node, j.Addr, j.Method)
 }
 func (ListIndexers) String() string { return "list indexers" }
@@ -228,6 +231,13 @@ func (m *Machine) placedDone(mc masterCall, ev loop.Event[*wire.Frame]) {
 			delete(m.toNode, mc.node)
 		}
 		if ev.Err != nil {
+			if newer, ok := staleRefusal(ev.Err); ok {
+				m.learn(newer)
+				if m.role == Master && newer >= m.epoch {
+					m.logf(slog.LevelWarn, "a dispatcher node has seen a newer master, stepping down", "epoch", m.epoch, "newer", newer)
+					m.stepDown()
+				}
+			}
 			if e, ok := ev.Err.(*wire.Error); ok {
 				m.Pending.Send(mc.peer, wire.Raise(f, e.Name, e.What), 0)
 				return
@@ -247,10 +257,49 @@ func (m *Machine) placedDone(mc masterCall, ev loop.Event[*wire.Frame]) {
 	}
 }
 
-// sessionBase makes session ids unique across masters: node id in the
-// high bits, the master's incarnation below, a counter at the bottom.
+// sessionBase makes session ids unique across masters and carries the
+// master's epoch: node id in bits 48-62, the epoch's low 16 bits in 32-47,
+// the incarnation's low 8 bits in 24-31, a counter at the bottom.
 func (m *Machine) sessionBase() int64 {
-	return (m.cfg.NodeID&0x7fff)<<48 | (m.cfg.Incarnation&0xffffff)<<24
+	return (m.cfg.NodeID&0x7fff)<<48 | (m.epoch&0xffff)<<32 | (m.cfg.Incarnation&0xff)<<24
+}
+
+// SessionEpoch is the epoch of the master that allocated session id (0
+// for an id no master of ours made).
+func SessionEpoch(id int64) int64 { return id >> 32 & 0xffff }
+
+// Epoch is the epoch in a master's session_factory or master_dispatcher
+// AOR: the object_id "cd<node_id>.<incarnation>.e<epoch>"; 0 when it has
+// none.
+func Epoch(a wire.AOR) int64 {
+	i := strings.LastIndex(a.ObjectID, ".e")
+	if i < 0 {
+		return 0
+	}
+	e, err := strconv.ParseInt(a.ObjectID[i+2:], 10, 64)
+	if err != nil || e < 0 {
+		return 0
+	}
+	return e
+}
+
+// staleEpoch starts the what of the core::unsupported_guarantee_set a
+// dispatcher node raises for a create from a master whose epoch is older
+// than one it has seen; the newer epoch follows.
+const staleEpoch = "stale master epoch, newer epoch "
+
+// staleRefusal returns the newer epoch a refusal names.
+func staleRefusal(err error) (int64, bool) {
+	e, ok := err.(*wire.Error)
+	if !ok || e.Name != wire.ExcUnsupportedGuarantees || !strings.HasPrefix(e.What, staleEpoch) {
+		return 0, false
+	}
+	f := strings.Fields(e.What[len(staleEpoch):])
+	if len(f) == 0 {
+		return 0, false
+	}
+	n, err2 := strconv.ParseInt(f[0], 10, 64)
+	return n, err2 == nil
 }
 
 // opsCall is a process call waiting for its partitions.

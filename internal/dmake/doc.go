@@ -193,21 +193,33 @@
 //     and every transfer overwrites its destination, so a re-run never
 //     reads a partial file and never yields a wrong output; it only costs
 //     the time of the work done before.
-//   - Split network, no fencing token: there is no master election (one
+//   - Split network, a build fence: there is no master election (one
 //     master process per build, started by the operator), so a split cannot
 //     make a standby promote itself. A worker cut from the master kills the
 //     tasks of that connection when the connection closes, and the master
 //     gives the worker up after the heartbeat timeout and runs its targets
 //     elsewhere; a half-open connection (no FIN, no RST) keeps the
 //     worker's tasks running until the master's connection is closed.
-//     Two masters exist only if an operator starts a second one for the
-//     same build: a worker accepts every allowed master connection and
-//     nothing tells their builds apart (no build id or epoch on cd), so
-//     both would write the same working directory. Outputs are written
-//     under a temporary name and renamed, so no reader sees a partial
-//     file, but the two masters' remove-files and transfers can undo each
-//     other's work — the gap; the fence would be a build id (or an epoch)
-//     sent with cd that the worker pins per directory, refusing another.
+//     Two masters exist only if an operator starts a second one (or a
+//     master restarted while its old connection lingers) for the same
+//     directory. Each trawl dmake run makes a random build id and sends it
+//     with cd as the named argument "#cd #build=<id> <dir>" (ours; the
+//     spec's framing puts named arguments before arguments, and cd has no
+//     response). The worker pins the directory to the build of the first
+//     connection that cds there (or runs a task there; a cd without #build
+//     counts as a build of its own connection). A connection of another
+//     build in that directory gets #error "directory ... is in use by
+//     build ... of another master" for every task (shell, netsink,
+//     netsource, remove-files, simple_command) for as long as the pinning
+//     connection is open; when it closes, the pin passes to another open
+//     connection of the same build in that directory, or is free, and the
+//     waiting master's next task there is accepted without another cd. A
+//     connection of the same build (a master that dialled again) shares the
+//     pin. The refused master treats the error as any task error: the
+//     target runs again after the worker's 2 s cooldown, and after 20 such
+//     errors (about 40 s) its build fails with "could not run". Only the
+//     same directory is pinned: a build in a subdirectory of another's is
+//     not refused.
 //
 // # Build files
 //

@@ -26,8 +26,11 @@ const (
 // Command names, exactly as on the wire (MS-FSFDMW 2.2.4-2.2.27, with the
 // underscores the extraction lost restored).
 const (
-	CmdAbort            = "abort"
-	CmdCd               = "cd"
+	CmdAbort = "abort"
+	CmdCd    = "cd"
+	// NamedBuild is cd's named argument that carries the master's build
+	// id (ours; named arguments precede arguments, section 2.2).
+	NamedBuild          = "build"
 	CmdCloseStdin       = "close-stdin"
 	CmdDiskLimit        = "disk_limit"
 	CmdError            = "error"

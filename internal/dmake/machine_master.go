@@ -32,6 +32,10 @@ type MasterConfig struct {
 	Compress bool
 	// Seed seeds the transfer keys' random parts.
 	Seed uint64
+	// BuildID, when not empty, goes with cd as the named argument
+	// "#build=<id>": a worker pins its directory to it (see the package
+	// comment, "Split network").
+	BuildID string
 }
 
 // BuildDone is the job a master machine emits when the build ended: Err
@@ -260,7 +264,11 @@ func (m *Master) up(w *mworker, p loop.Peer) {
 	m.byPeer[p] = w
 	w.lastHeard, w.nextHB, w.acked = m.now, m.now.Add(m.cfg.HeartbeatPeriod), false
 	m.log(slog.LevelInfo, "worker connected", "worker", w.addr)
-	m.send(w, New(CmdCd, m.cfg.Build.Dir))
+	cd := New(CmdCd, m.cfg.Build.Dir)
+	if m.cfg.BuildID != "" {
+		cd.Named = []Named{{Name: NamedBuild, Value: []byte(m.cfg.BuildID)}}
+	}
+	m.send(w, cd)
 	m.send(w, New(CmdSetenv, "LANG", "C"))
 	m.send(w, New(CmdSetenv, "LC_ALL", "C"))
 	for _, kv := range m.cfg.Build.Env {

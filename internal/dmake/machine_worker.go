@@ -64,6 +64,11 @@ type wtask struct {
 }
 
 type wconn struct {
+	// build is what the connection's directory is pinned to: the #build
+	// of its cd, or "connection <peer>" without one; pinned says it holds
+	// the pin of cwd.
+	build       string
+	pinned      bool
 	cwd         string
 	env         map[string]string
 	diskLimitMB int64
@@ -89,6 +94,7 @@ type Worker struct {
 	loop.Base[Message]
 	cfg      WorkerConfig
 	conns    map[loop.Peer]*wconn
+	pins     map[string]pin // directory -> the build using it
 	jobs     map[uint64]jobRef
 	nextJob  uint64
 	nextDisk time.Time
@@ -103,7 +109,54 @@ func NewWorker(cfg WorkerConfig) *Worker {
 		cfg.DiskCheck = 10 * time.Second
 	}
 	cfg.Root = path.Clean(Slashes(cfg.Root))
-	return &Worker{cfg: cfg, conns: map[loop.Peer]*wconn{}, jobs: map[uint64]jobRef{}, freeMB: -1}
+	return &Worker{cfg: cfg, conns: map[loop.Peer]*wconn{}, pins: map[string]pin{}, jobs: map[uint64]jobRef{}, freeMB: -1}
+}
+
+// pin is the build that holds a working directory, and its connection.
+type pin struct {
+	build string
+	peer  loop.Peer
+}
+
+// tryPin pins connection c's working directory to its build unless a
+// different build on a live connection holds it; the same build (a master
+// that connected again) takes the pin over.
+func (w *Worker) tryPin(p loop.Peer, c *wconn) bool {
+	h, ok := w.pins[c.cwd]
+	if ok && h.peer == p {
+		return true
+	}
+	if ok && h.build != c.build && w.conns[h.peer] != nil {
+		return false
+	}
+	w.pins[c.cwd] = pin{build: c.build, peer: p}
+	c.pinned = true
+	return true
+}
+
+// unpin releases the pin connection c holds, if it still does: to another
+// live connection of the same build in the same directory (the lowest
+// peer), else to nobody.
+func (w *Worker) unpin(p loop.Peer, c *wconn) {
+	if c.pinned && w.pins[c.cwd].peer == p {
+		delete(w.pins, c.cwd)
+		heir := loop.Peer(0)
+		for q, o := range w.conns {
+			if q != p && o.pinned && o.build == c.build && o.cwd == c.cwd && (heir == 0 || q < heir) {
+				heir = q
+			}
+		}
+		if heir != 0 {
+			w.pins[c.cwd] = pin{build: c.build, peer: heir}
+		}
+	}
+	c.pinned = false
+}
+
+// pinRefusal is the error of a task refused because another build holds
+// the directory.
+func (w *Worker) pinRefusal(c *wconn) string {
+	return fmt.Sprintf("directory %s is in use by build %s of another master", c.cwd, w.pins[c.cwd].build)
 }
 
 func (w *Worker) send(p loop.Peer, m *Message) { w.Pending.Send(p, *m, 0) }
@@ -125,7 +178,7 @@ func (w *Worker) job(p loop.Peer, task, kind string, spec any) uint64 {
 func (w *Worker) Step(ev loop.Event[Message]) {
 	switch ev.Kind {
 	case loop.Connected:
-		w.conns[ev.Peer] = &wconn{cwd: w.cfg.Root, env: map[string]string{}, diskLimitMB: DefaultDiskLimitMB, tasks: map[string]*wtask{}}
+		w.conns[ev.Peer] = &wconn{build: fmt.Sprintf("connection %d", ev.Peer), cwd: w.cfg.Root, env: map[string]string{}, diskLimitMB: DefaultDiskLimitMB, tasks: map[string]*wtask{}}
 		w.log(slog.LevelInfo, "master connected", "peer", ev.Peer, "addr", ev.Addr)
 		w.sendLine(ev.Peer, CmdInfo, "trawl dmake worker "+w.cfg.Version)
 	case loop.Closed:
@@ -142,6 +195,7 @@ func (w *Worker) Step(ev loop.Event[Message]) {
 		for _, id := range ids {
 			w.job(ev.Peer, id, "ignore", JobRelease{Key: TaskKey{ev.Peer, id}})
 		}
+		w.unpin(ev.Peer, c)
 		delete(w.conns, ev.Peer)
 	case loop.Received:
 		c := w.conns[ev.Peer]
@@ -219,7 +273,15 @@ func (w *Worker) receive(p loop.Peer, c *wconn, m *Message, now time.Time) {
 			w.log(slog.LevelWarn, "cd refused", "err", err)
 			return
 		}
+		w.unpin(p, c)
 		c.cwd = d
+		if b, ok := m.NamedValue(NamedBuild); ok && len(b) > 0 {
+			c.build = "@" + string(b)
+		}
+		if !w.tryPin(p, c) {
+			w.log(slog.LevelWarn, "cd to a directory another master's build is using: its tasks are refused while that master is connected",
+				"peer", p, "dir", d, "build", c.build, "holder", w.pins[d].build)
+		}
 	case CmdSetenv:
 		if len(m.Args) != 2 || m.Arg(0) == "" {
 			w.log(slog.LevelWarn, "setenv needs a name and a value", "args", len(m.Args))
@@ -299,6 +361,10 @@ func (w *Worker) newTask(p loop.Peer, c *wconn, m *Message) string {
 	}
 	if c.tasks[id] != nil {
 		w.sendLine(p, CmdError, id, "task identifier already in use")
+		return ""
+	}
+	if !w.tryPin(p, c) {
+		w.sendLine(p, CmdError, id, w.pinRefusal(c))
 		return ""
 	}
 	if w.freeMB >= 0 && w.freeMB < c.diskLimitMB && m.Name != CmdRemoveFiles { // removing frees space

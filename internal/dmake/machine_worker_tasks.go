@@ -293,6 +293,10 @@ func (w *Worker) simpleCommand(p loop.Peer, c *wconn, m *Message) {
 		w.fail(p, id, "simple_command without a command")
 		return
 	}
+	if !w.tryPin(p, c) {
+		w.fail(p, id, "%s", w.pinRefusal(c))
+		return
+	}
 	cmd, params := args[1], args[2:]
 	n, ok := simpleCommands[cmd]
 	if !ok {

@@ -18,7 +18,7 @@ import (
 
 // masterHarness drives a Master machine from traces under testdata/:
 //
-//	new workers=N [timeout=D] [period=D] [slots=N]   the input is the build file
+//	new workers=N [timeout=D] [period=D] [slots=N] [build=ID]   the input is the build file
 //	start                  the first event (the driver's kick)
 //	connect w=I peer=P     the dial of worker I succeeded as peer P
 //	dialfail w=I           the dial of worker I failed
@@ -45,6 +45,9 @@ func (masterHarness) New(t *testing.T, d *datadriven.TestData) loop.Machine[Mess
 	}
 	if d.HasArg("slots") {
 		d.ScanArgs(t, "slots", &cfg.Slots)
+	}
+	if d.HasArg("build") {
+		d.ScanArgs(t, "build", &cfg.BuildID)
 	}
 	b, err := ParseBuild(strings.NewReader(d.Input), n)
 	if err != nil {

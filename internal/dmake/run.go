@@ -2,6 +2,8 @@ package dmake
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -158,6 +160,13 @@ func RunMaster(ctx context.Context, o MasterOptions) error {
 	}
 	if o.Seed == 0 {
 		o.Seed = uint64(time.Now().UnixNano())
+	}
+	if o.BuildID == "" {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return fmt.Errorf("dmake: build id: %w", err)
+		}
+		o.BuildID = hex.EncodeToString(b[:])
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

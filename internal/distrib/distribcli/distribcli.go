@@ -56,7 +56,7 @@ func (d Deps) distributor(ctx context.Context, env *cli.Env, args []string) erro
 	fs := cli.NewFlagSet(env, "distributor", "distributor --id N (--nameserver HOST:PORT | --registry etcd://HOST:PORT,...) [--base-port N] [--host HOST] [--collection C]... [--log-level LEVEL]",
 		"Run a content distributor. It binds its objects in the name server on base+390 (base+391 for sessions\n"+
 			"of external clients), becomes master if none is registered and a backup otherwise, pings the master\n"+
-			"and takes over after three failed pings.")
+			"and takes over after three failed pings. A master that cannot confirm its binding for --lease steps down.")
 	id := fs.Int64("id", -1, "node_id of this distributor (unique, >= 0)")
 	ns := fs.String("nameserver", "", "HOST:PORT of the name server (its base+4)")
 	registry := fs.String("registry", "", "etcd://HOST:PORT[,HOST:PORT...]: etcd as the registry instead of the name server")
@@ -66,6 +66,8 @@ func (d Deps) distributor(ctx context.Context, env *cli.Env, args []string) erro
 	fs.String("data", "./data", "data directory (a distributor keeps no state of its own there)")
 	checkMaster := fs.Duration("check-master", 5*time.Second, `the master's "check master status" period`)
 	pingMaster := fs.Duration("ping-master", 5*time.Second, `a backup's "check for master" __ping period`)
+	lease := fs.Duration("lease", 0, "how long a master places sessions without confirming its binding in the registry\n"+
+		"(0: 2 x --ping-master, shorter than a backup's takeover; 1.5 x --check-master when that is not longer than --check-master)")
 	var colls cli.Repeated
 	fs.Var(&colls, "collection", "a content collection of the collection holder (repeatable; none: every collection)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -101,7 +103,7 @@ func (d Deps) distributor(ctx context.Context, env *cli.Env, args []string) erro
 	}
 	s, err := distrib.NewServer(distrib.ServerConfig{
 		Config: distrib.Config{NodeID: *id, Host: *host, BasePort: *basePort, Collections: colls,
-			CheckMaster: *checkMaster, PingMaster: *pingMaster},
+			CheckMaster: *checkMaster, PingMaster: *pingMaster, Lease: *lease},
 		Listen:   *listen,
 		AnyPort:  *basePort == 0,
 		Registry: reg,
@@ -116,16 +118,23 @@ func (d Deps) distributor(ctx context.Context, env *cli.Env, args []string) erro
 }
 
 func (d Deps) distributors(ctx context.Context, env *cli.Env, args []string) error {
-	fs := cli.NewFlagSet(env, "distributors", "distributors (--nameserver HOST:PORT | --registry etcd://HOST:PORT,...) [--json]",
+	fs := cli.NewFlagSet(env, "distributors", "distributors (--nameserver HOST:PORT | --registry etcd://HOST:PORT,...) [--json] [--timeout D]",
 		"Show the feeding chain registered in the name server: which content distributor is master, the sessions\n"+
 			"operations in flight and load (the two added up) of each, and each indexer partition with its document count.")
 	ns := fs.String("nameserver", "", "HOST:PORT of the name server")
 	registry := fs.String("registry", "", "etcd://HOST:PORT[,HOST:PORT...]: etcd as the registry")
 	asJSON := fs.Bool("json", false, "print JSON")
+	timeout := fs.Duration("timeout", 10*time.Second, "give up when the survey takes longer (a registry that cannot be reached)")
 	tlsf := tlsconf.Register(fs)
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
+	if *timeout <= 0 {
+		fmt.Fprintf(env.Stderr, "trawl distributors: --timeout must be positive\n")
+		return cli.ErrUsage
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
 	tc, err := loadTLS(env, "distributors", tlsf)
 	if err != nil {
 		return err

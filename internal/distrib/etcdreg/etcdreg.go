@@ -19,10 +19,19 @@
 //     15 s by default), kept alive while the process lives: a process that
 //     dies (kill -9) loses its bindings when the lease expires, which is the
 //     name server's liveness by ping done by etcd.
+//
+// # TLS
+//
+// With Options.TLS (trawl's --tls-cert, --tls-key and --tls-ca, the same
+// flags as every other link) the endpoints are dialled as https:// with
+// that client certificate, for an etcd started with --client-cert-auth
+// and --trusted-ca-file; the etcd server's certificate must chain to the
+// same authority and name the host dialled (or --tls-server-name).
 package etcdreg
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,6 +65,9 @@ type Options struct {
 	TTL time.Duration
 	// DialTimeout bounds the first connection (5 s if 0).
 	DialTimeout time.Duration
+	// TLS, when not nil, is the client configuration: the endpoints are
+	// dialled as https://.
+	TLS *tls.Config
 }
 
 // ParseURL returns the endpoints of "etcd://HOST:PORT,HOST:PORT".
@@ -85,7 +97,14 @@ func New(endpoints []string, o Options) (*Registry, error) {
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = 5 * time.Second
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: o.DialTimeout})
+	if o.TLS != nil {
+		eps := make([]string, len(endpoints))
+		for i, e := range endpoints {
+			eps[i] = "https://" + strings.TrimPrefix(strings.TrimPrefix(e, "http://"), "https://")
+		}
+		endpoints = eps
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: o.DialTimeout, TLS: o.TLS})
 	if err != nil {
 		return nil, fmt.Errorf("etcdreg: %w", err)
 	}
@@ -195,6 +214,17 @@ func (r *Registry) Resolve(ctx context.Context, name, typ, version string) (wire
 // Unbind implements nameserver.Registry.
 func (r *Registry) Unbind(ctx context.Context, name, typ, version string) error {
 	if _, err := r.cli.Delete(ctx, r.key(name, typ, version)); err != nil {
+		return fmt.Errorf("etcdreg: unbind: %w", err)
+	}
+	return nil
+}
+
+// UnbindIf implements nameserver.Registry: one transaction that deletes the
+// key only if its value is holder's.
+func (r *Registry) UnbindIf(ctx context.Context, holder wire.AOR) error {
+	val, _ := json.Marshal(holder)
+	k := r.key(holder.Name, holder.Type, holder.Version)
+	if _, err := r.cli.Txn(ctx).If(clientv3.Compare(clientv3.Value(k), "=", string(val))).Then(clientv3.OpDelete(k)).Commit(); err != nil {
 		return fmt.Errorf("etcdreg: unbind: %w", err)
 	}
 	return nil

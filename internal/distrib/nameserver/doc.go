@@ -13,6 +13,7 @@
 //	bind(aor)                      -> ()      already_bound if another address holds the key
 //	resolve(name, type, version)   -> aor     nameserver::resolve_exception if unbound
 //	unbind(name, type, version)    -> bool    whether a binding was removed
+//	unbind(name, type, version, holder) -> bool  the same, only if the binding is holder (an AOR)
 //	list(prefix)                   -> [aor]   every binding whose name starts with prefix
 //	__ping()                       -> ()
 //
@@ -28,7 +29,10 @@
 //     start at the same instant therefore cannot both become master: the
 //     second bind fails and that distributor registers as a backup
 //     (MS-FSCDFT 3.4.3's last sentence). Taking a name over is explicit:
-//     unbind, then bind (MS-FSCDFT 3.4.5).
+//     unbind, then bind (MS-FSCDFT 3.4.5). A distributor taking over from
+//     a dead master unbinds with the master's AOR as holder, so that of two
+//     backups taking over at once the slower one does not remove the
+//     faster one's new binding: its unbind does nothing and its bind fails.
 //   - Liveness: every PingInterval (5 s by default, a flag) the name server
 //     calls __ping on each address that holds a binding; after PingFailures
 //     (3) successive failures (refused, closed, or no answer within the

@@ -119,7 +119,7 @@ func (m *Machine) call(f *wire.Frame) *wire.Frame {
 		n, ok1 := str(0)
 		t, ok2 := str(1)
 		v, ok3 := str(2)
-		return wire.AOR{Name: n, Type: t, Version: v}, ok1 && ok2 && ok3 && len(f.Args) == 3
+		return wire.AOR{Name: n, Type: t, Version: v}, ok1 && ok2 && ok3 && (len(f.Args) == 3 || f.Method == "unbind" && len(f.Args) == 4)
 	}
 	switch f.Method {
 	case wire.MethodPing:
@@ -155,7 +155,15 @@ func (m *Machine) call(f *wire.Frame) *wire.Frame {
 		if !ok {
 			return wire.Raise(f, wire.ExcBadRequest, "unbind takes name, interface type and version")
 		}
-		_, found := m.bindings[k.Key()]
+		old, found := m.bindings[k.Key()]
+		if len(f.Args) == 4 {
+			// unbind(name, type, version, holder): only if still holder's.
+			h, err := wire.ParseAOR(f.Arg(3))
+			if err != nil || h.Key() != k.Key() {
+				return wire.Raise(f, wire.ExcBadRequest, "unbind's holder is not an AOR of that name, type and version")
+			}
+			found = found && old == h
+		}
 		if found {
 			delete(m.bindings, k.Key())
 			m.Pending.Persist = append(m.Pending.Persist, Record{AOR: k})

@@ -18,6 +18,9 @@ type Registry interface {
 	Resolve(ctx context.Context, name, typ, version string) (wire.AOR, error)
 	// Unbind removes a binding if there is one.
 	Unbind(ctx context.Context, name, typ, version string) error
+	// UnbindIf removes the binding of holder's name, type and version
+	// only if it is holder (compare and delete).
+	UnbindIf(ctx context.Context, holder wire.AOR) error
 	// List returns the bindings whose names start with prefix.
 	List(ctx context.Context, prefix string) ([]wire.AOR, error)
 }
@@ -54,6 +57,13 @@ func (c *Client) Resolve(ctx context.Context, name, typ, version string) (wire.A
 // Unbind implements Registry.
 func (c *Client) Unbind(ctx context.Context, name, typ, version string) error {
 	_, err := c.C.Call(ctx, c.Addr, Object, "unbind", wire.Str(name), wire.Str(typ), wire.Str(version))
+	return err
+}
+
+// UnbindIf implements Registry: unbind with the holder as a fourth
+// argument.
+func (c *Client) UnbindIf(ctx context.Context, holder wire.AOR) error {
+	_, err := c.C.Call(ctx, c.Addr, Object, "unbind", wire.Str(holder.Name), wire.Str(holder.Type), wire.Str(holder.Version), holder.Value())
 	return err
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/testenv"
+	"github.com/trawl/trawl/internal/tlsconf/tlstest"
 )
 
 // Start runs etcd on two free loopback ports with its data in a temporary
@@ -19,15 +20,36 @@ import (
 // the etcd binary the test is skipped, or fails when CI=true.
 func Start(t testing.TB) string {
 	t.Helper()
+	return start(t, nil)
+}
+
+// StartTLS is Start with the client port on TLS: etcd serves with the
+// certificate and key of f and requires client certificates that chain to
+// f.CA (--client-cert-auth).
+func StartTLS(t testing.TB, f tlstest.Files) string {
+	t.Helper()
+	return start(t, &f)
+}
+
+func start(t testing.TB, f *tlstest.Files) string {
+	t.Helper()
 	bin := testenv.Tool(t, "apt-get install etcd-server", "etcd")
 	client, peer := freePort(t), freePort(t)
-	cu := "http://127.0.0.1:" + strconv.Itoa(client)
+	scheme := "http://"
+	if f != nil {
+		scheme = "https://"
+	}
+	cu := scheme + "127.0.0.1:" + strconv.Itoa(client)
 	pu := "http://127.0.0.1:" + strconv.Itoa(peer)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--name", "t", "--data-dir", t.TempDir(),
+	args := []string{"--name", "t", "--data-dir", t.TempDir(),
 		"--listen-client-urls", cu, "--advertise-client-urls", cu,
 		"--listen-peer-urls", pu, "--initial-advertise-peer-urls", pu,
-		"--initial-cluster", "t="+pu, "--log-level", "error", "--logger", "zap")
+		"--initial-cluster", "t=" + pu, "--log-level", "error", "--logger", "zap"}
+	if f != nil {
+		args = append(args, "--cert-file", f.Cert, "--key-file", f.Key, "--trusted-ca-file", f.CA, "--client-cert-auth")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, args...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

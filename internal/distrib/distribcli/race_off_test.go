@@ -1,0 +1,5 @@
+//go:build !race
+
+package distribcli_test
+
+const raceEnabled = false
