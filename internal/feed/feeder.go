@@ -43,7 +43,8 @@ type FeederOptions struct {
 	Logger                 *slog.Logger
 	// OnResult, if set, is called with the outcome of every operation of
 	// a primary target that its destination answered (ok or rejected);
-	// operations to be resent are not reported.
+	// operations to be resent are not reported. It is called before the
+	// outbox forgets the operation.
 	OnResult func(Result)
 }
 
@@ -450,9 +451,16 @@ func countErr(rs []Result) int {
 	return n
 }
 
-// settle acknowledges and releases operations in the outbox and reports
-// results.
+// settle reports results, then acknowledges and releases operations in
+// the outbox: a caller that sees nothing pending in the outbox has seen
+// every result (results are counters; a crash between the two reports an
+// operation that is sent again, which the index skips by its version).
 func (f *Feeder) settle(tg *target, ok, retry []uint64, results []Result) {
+	if f.o.OnResult != nil && tg.t.Primary {
+		for _, r := range results {
+			f.o.OnResult(r)
+		}
+	}
 	if len(ok) > 0 {
 		if err := f.ob.Ack(ok...); err != nil && !errors.Is(err, ErrOutboxClosed) {
 			f.log.Error("feed: outbox ack failed", "target", tg.t.Name, "err", err)
@@ -461,11 +469,6 @@ func (f *Feeder) settle(tg *target, ok, retry []uint64, results []Result) {
 	if len(retry) > 0 {
 		if err := f.ob.Release(retry...); err != nil && !errors.Is(err, ErrOutboxClosed) {
 			f.log.Error("feed: outbox release failed", "target", tg.t.Name, "err", err)
-		}
-	}
-	if f.o.OnResult != nil && tg.t.Primary {
-		for _, r := range results {
-			f.o.OnResult(r)
 		}
 	}
 }
