@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/trawl/trawl/internal/dmake"
+	"log/slog"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl/trawl/internal/dmake"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -117,7 +118,19 @@ func testRun(t *testing.T, data string, now time.Time, full bool, workers int) (
 	defer func() {
 		t.Logf("run (full %v): %v wall, %v CPU in the table programs", full, time.Since(start), childCPU()-cpu)
 	}()
-	rs, err := Run(context.Background(), RunOptions{Data: data, LocalWorkers: workers, Self: self, Full: full,
+	// TRAWL_WA_LOG names a file to append the master's log to (a line per
+	// target done, with its time: docs/benchmarks.md's profile).
+	log := slog.New(slog.DiscardHandler)
+	if name := os.Getenv("TRAWL_WA_LOG"); name != "" {
+		fh, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fh.Close()
+		log = slog.New(slog.NewTextHandler(fh, nil))
+		log.Info("run", "full", full)
+	}
+	rs, err := Run(context.Background(), RunOptions{Data: data, LocalWorkers: workers, Self: self, Full: full, Logger: log,
 		Now: func() time.Time { return now }, Build: BuildOptions{Rounds: rounds, Partitions: parts},
 		Builder: func(ctx context.Context, b BuildRun) error {
 			return dmake.LocalBuild(ctx, b.Work, b.Text, b.Local, b.Remote, b.Self, b.Slots, b.Logger, b.TargetDone)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -48,17 +49,32 @@ func staticRankTask(a []string) error {
 			}
 		}
 	}
+	out, err := iterateRanks(links, ranks, rounds, true)
+	if err != nil {
+		return err
+	}
+	return writeRecords(a[5], out)
+}
+
+// iterateRanks runs the rounds over extract_links' records and the
+// initial rank_by_uri ones, on numbers when allowed and the tables are
+// well formed, else on the records, and returns the last rank_by_uri.
+func iterateRanks(links, ranks [][]byte, rounds int, numbers bool) ([][]byte, error) {
 	it := newRankIteration(links, ranks)
+	if nit := it.numeric(); numbers && nit != nil {
+		nit.run(rounds)
+		return nit.records(it.ranks, rounds), nil
+	}
 	for r := 0; r < rounds; r++ {
 		changed, err := it.round()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !changed {
 			break
 		}
 	}
-	return writeRecords(a[5], it.ranks)
+	return it.ranks, nil
 }
 
 // rankIteration is the static rank's state between rounds: the links
@@ -219,4 +235,108 @@ func writeRecords(path string, recs [][]byte) error {
 		return fmt.Errorf("webanalyzer: %w", err)
 	}
 	return nil
+}
+
+// numericRank is the iteration on numbers: what the rounds compute when
+// the tables are well formed (numeric). The functions read their numbers
+// from the records and write them in the shortest form that reads back
+// exactly (fnum), so a score or a rank passed through a record is the
+// float64 itself: the same operations in the same order give the same
+// bits, and the records written at the end are the ones the functions
+// would have written round after round.
+type numericRank struct {
+	x, d []float64 // each page's rank and damping, in rank_by_uri's order
+	// The links in the order their scores are summed (by TO, then by the
+	// whole record): sum_linkscore_and_new_static_rank adds, for each
+	// page, d[from]*x[from]/count of every link reaching it, from 0, in
+	// that order; then the page's rank is (1-d) + the sum.
+	from, to []int32
+	count    []float64
+	next     []float64
+}
+
+// numeric returns the numeric form of the iteration, or nil unless the
+// tables are well formed: every FROM has a rank_by_uri record and one
+// COUNT, a positive number, for all its links (as extract_links and
+// initial_rank make them); otherwise the rounds run on records.
+func (it *rankIteration) numeric() *numericRank {
+	if len(it.ranks) >= math.MaxInt32 || len(it.links) >= math.MaxInt32 {
+		return nil
+	}
+	n := &numericRank{x: make([]float64, len(it.ranks)), d: make([]float64, len(it.ranks)), next: make([]float64, len(it.ranks))}
+	for i, r := range it.ranks {
+		n.x[i], n.d[i] = num(f(r, 2)), num(f(r, 3))
+	}
+	type link struct {
+		rec      []byte
+		from, to int32
+		count    float64
+	}
+	var links []link
+	for _, g := range it.groups {
+		if g.rank < 0 {
+			return nil
+		}
+		c := f(it.links[g.lo], 3)
+		count := num(c)
+		if !(count > 0) {
+			return nil
+		}
+		for _, r := range it.links[g.lo:g.hi] {
+			if !bytes.Equal(f(r, 3), c) {
+				return nil
+			}
+			to, ok := slices.BinarySearchFunc(it.ranks, f(r, 2), func(r, k []byte) int { return bytes.Compare(f(r, 1), k) })
+			if !ok {
+				continue // a score no rank_by_uri record takes
+			}
+			links = append(links, link{rec: r, from: int32(g.rank), to: int32(to), count: count})
+		}
+	}
+	slices.SortStableFunc(links, func(a, b link) int {
+		if c := bytes.Compare(f(a.rec, 2), f(b.rec, 2)); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.rec, b.rec)
+	})
+	n.from, n.to, n.count = make([]int32, len(links)), make([]int32, len(links)), make([]float64, len(links))
+	for i, l := range links {
+		n.from[i], n.to[i], n.count[i] = l.from, l.to, l.count
+	}
+	return n
+}
+
+// run runs up to rounds rounds, fewer when one changes no rank.
+func (n *numericRank) run(rounds int) {
+	for r := 0; r < rounds; r++ {
+		clear(n.next)
+		for i, to := range n.to {
+			from := n.from[i]
+			n.next[to] += float64(n.d[from] * n.x[from] / n.count[i])
+		}
+		changed := r == 0 // the first round rewrites the records
+		for p, s := range n.next {
+			v := float64((1 - n.d[p]) + s)
+			if v != n.x[p] && !(math.IsNaN(v) && math.IsNaN(n.x[p])) {
+				changed = true
+			}
+			n.x[p] = v
+		}
+		if !changed {
+			return
+		}
+	}
+}
+
+// records returns rank_by_uri after the rounds: the initial records
+// without any, else what sum_linkscore_and_new_static_rank writes.
+func (n *numericRank) records(initial [][]byte, rounds int) [][]byte {
+	if rounds == 0 {
+		return initial
+	}
+	out := make([][]byte, len(initial))
+	for i, r := range initial {
+		out[i] = rec(f(r, 1), fnum(n.x[i]), f(r, 3))
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package webanalyzer
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand"
 	"os"
@@ -97,6 +98,7 @@ func wantRanks(links map[string][]string, noLinks []string, d float64, rounds in
 // TestStaticRankTask: webanalyzer.static_rank, run through the registry
 // as a worker's pythontasks call runs it, writes the ranks of the rounds
 // computed directly (the same sums in the same order, so the same bytes),
+// and so do the rounds run on the records through the functions,
 // for a random graph with duplicate links, pages without links and pages
 // only linked to, split over 1 and 3 parts; and a graph that reaches its
 // fixed point stops early with the same bytes as every later round.
@@ -149,6 +151,25 @@ func TestStaticRankTask(t *testing.T) {
 			if string(got) != want {
 				t.Errorf("%d rounds, %d parts: got\n%.400s\nwant\n%.400s", tc.rounds, parts, got, want)
 			}
+			// The same rounds on the records, function by function.
+			var links, ranks [][]byte
+			for i := 0; i < parts; i++ {
+				if links, err = readRecords(fmt.Sprintf("%s.%d", p("rls"), i), links); err != nil {
+					t.Fatal(err)
+				}
+				for _, pre := range []string{"ir", "nr"} {
+					if ranks, err = readRecords(fmt.Sprintf("%s.%d", p(pre), i), ranks); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			recs, err := iterateRanks(links, ranks, min(tc.rounds, 50), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if text := string(bytes.Join(recs, []byte("\n"))) + "\n"; text != want {
+				t.Errorf("%d rounds, %d parts, on the records: got\n%.400s\nwant\n%.400s", tc.rounds, parts, text, want)
+			}
 		}
 	}
 	for _, bad := range [][]string{nil, {"x", "1", "a", "b", "c", "d"}, {"1", "0", "a", "b", "c", "d"}} {
@@ -159,7 +180,8 @@ func TestStaticRankTask(t *testing.T) {
 }
 
 // FuzzStaticRank feeds the static_rank task arbitrary tables: it may
-// fail, never panic.
+// fail, never panic; and the rounds on numbers write what the rounds on
+// the records do.
 func FuzzStaticRank(f *testing.F) {
 	f.Add("a b 2\na c 2\nb c 1", "a 1 0.85\nb 1 0.85\nc 1 0.85", "d 1 0.85", 3)
 	f.Add("a b 1\na b 1", "b 1 0.5", "", 2)
@@ -174,5 +196,15 @@ func FuzzStaticRank(f *testing.F) {
 		}
 		p := func(s string) string { return filepath.Join(dir, s) }
 		_ = staticRankTask([]string{fmt.Sprint(rounds % 20), "1", p("rls"), p("ir"), p("nr"), p("out")})
+		// Where the rounds run on numbers, they give the records' bytes.
+		rounds = max(rounds%20, 0)
+		links, _ := readRecords(p("rls.0"), nil)
+		ranks, _ := readRecords(p("ir.0"), nil)
+		ranks, _ = readRecords(p("nr.0"), ranks)
+		a, errA := iterateRanks(slices.Clone(links), slices.Clone(ranks), rounds, true)
+		b, errB := iterateRanks(links, ranks, rounds, false)
+		if errA != nil || errB != nil || !slices.EqualFunc(a, b, bytes.Equal) {
+			t.Errorf("on numbers %q %v, on the records %q %v", a, errA, b, errB)
+		}
 	})
 }
