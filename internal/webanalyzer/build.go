@@ -30,9 +30,9 @@ type BuildOptions struct {
 	Rounds int
 	// Damping is PageRank's damping factor (default DefaultDamping).
 	Damping float64
-	// Partitions splits the rank iteration into this many parallel parts
-	// (default 3). The results do not depend on it changing between runs,
-	// but the bytes do: keep it fixed to compare runs.
+	// Partitions splits the rank iteration's input tables (extract_links,
+	// initial_rank) into this many parts, written in parallel (default 3);
+	// the rounds read them all. The tables do not depend on it.
 	Partitions int
 	// Incremental: old.<table> (a previous run's compacted tables) are
 	// present beside new.<table> and are compacted with them.
@@ -242,7 +242,7 @@ func (w *buildWriter) staticRank(o BuildOptions, fv string) {
 		fmt.Sprintf("reduce -i c.no_links.0:3:1 -o nr:1:%d -l webanalyzer.rank_one --funcvars=%s", P, fv))
 	// The rounds, in one process: each round's records go from one
 	// function to the next in memory instead of through a table file, a
-	// sort and a table program per partition (docs/decisions/webanalyzer.md).
+	// sort and a table program per partition (doc.go, step 3).
 	var ins []string
 	for _, pre := range []string{"rls", "ir", "nr"} {
 		ins = append(ins, parts(pre, P)...)
