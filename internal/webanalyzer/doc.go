@@ -150,13 +150,14 @@
 //     order: the functions write each number in the shortest form that
 //     reads back exactly, so the bytes are the same (FuzzStaticRank checks
 //     both ways against each other). One target instead of three per
-//     partition per round is the point: a round's arithmetic is a few
-//     milliseconds over 140,000 links, while a table program per part and
+//     partition per round is the point: a table program per part and
 //     round, with its files, transfers and sort, cost about 0.4 s of a
 //     loaded 2-core machine, 120 of the 158 targets of a 20-round build and
-//     most of its time (docs/benchmarks.md). The price is that the rounds
-//     do not spread over workers: one worker holds the graph in memory,
-//     about 100 bytes a link and as many a page.
+//     most of its time (docs/benchmarks.md), while a round on numbers takes
+//     under 10 ms over 140,000 links (on records, through the functions,
+//     0.9 s). The price is that the rounds do not spread over workers: one
+//     worker holds the graph in memory, some 100 to 150 bytes per link and
+//     per page.
 //  4. Site rank. parse_site tags each ranked page with "site://SITE";
 //     do_siterank sums the static ranks of each site's pages and writes
 //     "URLHASH SITERANK" for every page and "site://SITE SITERANK" for the
