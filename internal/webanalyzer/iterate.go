@@ -62,6 +62,7 @@ func staticRankTask(a []string) error {
 func iterateRanks(links, ranks [][]byte, rounds int, numbers bool) ([][]byte, error) {
 	it := newRankIteration(links, ranks)
 	if nit := it.numeric(); numbers && nit != nil {
+		it.links, it.groups = nil, nil // the numbers are all the rounds need
 		nit.run(rounds)
 		return nit.records(it.ranks, rounds), nil
 	}
@@ -267,41 +268,46 @@ func (it *rankIteration) numeric() *numericRank {
 	for i, r := range it.ranks {
 		n.x[i], n.d[i] = num(f(r, 2)), num(f(r, 3))
 	}
-	type link struct {
-		rec      []byte
-		from, to int32
-		count    float64
-	}
-	var links []link
+	// The links a rank_by_uri record takes, in link order, then sorted
+	// the way the scores are (by TO, then by the whole record: a score
+	// record is FROM TO SCORE, and one FROM's links share their SCORE).
+	var idx, from, to []int32 // idx: the link's index in it.links
+	var count []float64
 	for _, g := range it.groups {
 		if g.rank < 0 {
 			return nil
 		}
 		c := f(it.links[g.lo], 3)
-		count := num(c)
-		if !(count > 0) {
+		cnt := num(c)
+		if !(cnt > 0) {
 			return nil
 		}
-		for _, r := range it.links[g.lo:g.hi] {
+		for i := g.lo; i < g.hi; i++ {
+			r := it.links[i]
 			if !bytes.Equal(f(r, 3), c) {
 				return nil
 			}
-			to, ok := slices.BinarySearchFunc(it.ranks, f(r, 2), func(r, k []byte) int { return bytes.Compare(f(r, 1), k) })
+			t, ok := slices.BinarySearchFunc(it.ranks, f(r, 2), func(r, k []byte) int { return bytes.Compare(f(r, 1), k) })
 			if !ok {
 				continue // a score no rank_by_uri record takes
 			}
-			links = append(links, link{rec: r, from: int32(g.rank), to: int32(to), count: count})
+			idx, from, to, count = append(idx, int32(i)), append(from, int32(g.rank)), append(to, int32(t)), append(count, cnt)
 		}
 	}
-	slices.SortStableFunc(links, func(a, b link) int {
-		if c := bytes.Compare(f(a.rec, 2), f(b.rec, 2)); c != 0 {
+	perm := make([]int32, len(idx))
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int {
+		x, y := it.links[idx[a]], it.links[idx[b]]
+		if c := bytes.Compare(f(x, 2), f(y, 2)); c != 0 {
 			return c
 		}
-		return bytes.Compare(a.rec, b.rec)
+		return bytes.Compare(x, y)
 	})
-	n.from, n.to, n.count = make([]int32, len(links)), make([]int32, len(links)), make([]float64, len(links))
-	for i, l := range links {
-		n.from[i], n.to[i], n.count[i] = l.from, l.to, l.count
+	n.from, n.to, n.count = make([]int32, len(perm)), make([]int32, len(perm)), make([]float64, len(perm))
+	for i, j := range perm {
+		n.from[i], n.to[i], n.count[i] = from[j], to[j], count[j]
 	}
 	return n
 }
