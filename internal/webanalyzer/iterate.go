@@ -38,18 +38,41 @@ func staticRankTask(a []string) error {
 	if err != nil || parts < 1 || parts > 4096 {
 		return fmt.Errorf("webanalyzer: static_rank: parts %q", a[1])
 	}
-	var links, ranks [][]byte
+	var ranks [][]byte
+	var linkFiles []string
 	for p := 0; p < parts; p++ {
-		if links, err = readRecords(fmt.Sprintf("%s.%d", a[2], p), links); err != nil {
-			return err
-		}
+		linkFiles = append(linkFiles, fmt.Sprintf("%s.%d", a[2], p))
 		for _, in := range a[3:5] {
 			if ranks, err = readRecords(fmt.Sprintf("%s.%d", in, p), ranks); err != nil {
 				return err
 			}
 		}
 	}
-	out, err := iterateRanks(links, ranks, rounds, true)
+	ranks = rankByURI(ranks)
+	// The links streamed into numbers; kept as records only when they
+	// are not well formed.
+	n, err := numericRanks(ranks, func(fn func([]byte) bool) error {
+		for _, name := range linkFiles {
+			if err := eachLine(name, fn); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if n != nil {
+		n.run(rounds)
+		return writeRecords(a[5], n.records(ranks, rounds))
+	}
+	var links [][]byte
+	for _, name := range linkFiles {
+		if links, err = readRecords(name, links); err != nil {
+			return err
+		}
+	}
+	out, err := iterateRanks(links, ranks, rounds, false)
 	if err != nil {
 		return err
 	}
@@ -60,12 +83,25 @@ func staticRankTask(a []string) error {
 // initial rank_by_uri ones, on numbers when allowed and the tables are
 // well formed, else on the records, and returns the last rank_by_uri.
 func iterateRanks(links, ranks [][]byte, rounds int, numbers bool) ([][]byte, error) {
-	it := newRankIteration(links, ranks)
-	if nit := it.numeric(); numbers && nit != nil {
-		it.links, it.groups = nil, nil // the numbers are all the rounds need
-		nit.run(rounds)
-		return nit.records(it.ranks, rounds), nil
+	ranks = rankByURI(ranks)
+	if numbers {
+		n, err := numericRanks(ranks, func(fn func([]byte) bool) error {
+			for _, r := range links {
+				if !fn(r) {
+					break
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if n != nil {
+			n.run(rounds)
+			return n.records(ranks, rounds), nil
+		}
 	}
+	it := newRankIteration(links, ranks)
 	for r := 0; r < rounds; r++ {
 		changed, err := it.round()
 		if err != nil {
@@ -76,6 +112,13 @@ func iterateRanks(links, ranks [][]byte, rounds int, numbers bool) ([][]byte, er
 		}
 	}
 	return it.ranks, nil
+}
+
+// rankByURI is "sort -u -k1,1" of the initial ranks: the first record of
+// a key wins (they are all "URLHASH 1 D").
+func rankByURI(ranks [][]byte) [][]byte {
+	slices.SortStableFunc(ranks, func(x, y []byte) int { return bytes.Compare(f(x, 1), f(y, 1)) })
+	return slices.CompactFunc(ranks, func(x, y []byte) bool { return bytes.Equal(f(x, 1), f(y, 1)) })
 }
 
 // rankIteration is the static rank's state between rounds: the links
@@ -99,11 +142,8 @@ type linkGroup struct {
 	rank   int
 }
 
+// newRankIteration takes the links and rank_by_uri (rankByURI's).
 func newRankIteration(links, ranks [][]byte) *rankIteration {
-	// rank_by_uri: sort -u -k1,1 (the first record of a key wins; they
-	// are all "URLHASH 1 D").
-	slices.SortStableFunc(ranks, func(x, y []byte) int { return bytes.Compare(f(x, 1), f(y, 1)) })
-	ranks = slices.CompactFunc(ranks, func(x, y []byte) bool { return bytes.Equal(f(x, 1), f(y, 1)) })
 	slices.SortStableFunc(links, func(x, y []byte) int { return bytes.Compare(f(x, 1), f(y, 1)) })
 	it := &rankIteration{links: links, ranks: ranks}
 	for lo := 0; lo < len(links); {
@@ -212,6 +252,36 @@ func readRecords(path string, out [][]byte) ([][]byte, error) {
 	return out, nil
 }
 
+// eachLine calls fn with each record (line without LF, not empty) of a
+// table file, until fn returns false.
+func eachLine(path string, fn func([]byte) bool) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("webanalyzer: %w", err)
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) { // LF only, as readRecords
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			return i + 1, data[:i], nil
+		}
+		if atEOF && len(data) > 0 {
+			return len(data), data, nil
+		}
+		return 0, nil, nil
+	})
+	for sc.Scan() {
+		if len(sc.Bytes()) > 0 && !fn(sc.Bytes()) {
+			return nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("webanalyzer: %s: %w", path, err)
+	}
+	return nil
+}
+
 // writeRecords writes records, one a line, to path (through a temporary
 // file, so that path appears only complete).
 func writeRecords(path string, recs [][]byte) error {
@@ -239,86 +309,91 @@ func writeRecords(path string, recs [][]byte) error {
 }
 
 // numericRank is the iteration on numbers: what the rounds compute when
-// the tables are well formed (numeric). The functions read their numbers
-// from the records and write them in the shortest form that reads back
-// exactly (fnum), so a score or a rank passed through a record is the
+// the tables are well formed (numericRanks). The functions read their
+// numbers from the records and write them in the shortest form that reads
+// back exactly (fnum), so a score or a rank passed through a record is the
 // float64 itself: the same operations in the same order give the same
 // bits, and the records written at the end are the ones the functions
 // would have written round after round.
 type numericRank struct {
-	x, d []float64 // each page's rank and damping, in rank_by_uri's order
-	// The links in the order their scores are summed (by TO, then by the
-	// whole record): sum_linkscore_and_new_static_rank adds, for each
-	// page, d[from]*x[from]/count of every link reaching it, from 0, in
-	// that order; then the page's rank is (1-d) + the sum.
-	from, to []int32
-	count    []float64
-	next     []float64
+	// Each page's rank, damping and number of links (0 without links),
+	// in rank_by_uri's order.
+	x, d, count, next []float64
+	// The links in the order their scores are summed: by TO, then by the
+	// whole score record FROM TO SCORE, that is by FROM (one FROM's links
+	// share their SCORE). sum_linkscore_and_new_static_rank adds, for
+	// each page, d[from]*x[from]/count[from] of every link reaching it,
+	// from 0, in that order; then the page's rank is (1-d) + the sum.
+	links []numLink
 }
 
-// numeric returns the numeric form of the iteration, or nil unless the
-// tables are well formed: every FROM has a rank_by_uri record and one
-// COUNT, a positive number, for all its links (as extract_links and
-// initial_rank make them); otherwise the rounds run on records.
-func (it *rankIteration) numeric() *numericRank {
-	if len(it.ranks) >= math.MaxInt32 || len(it.links) >= math.MaxInt32 {
-		return nil
+// numLink is a link between two pages of rank_by_uri, by their indexes.
+type numLink struct{ to, from int32 }
+
+// numericRanks reads the links (extract_links' FROM TO COUNT records,
+// given one by one to the function each calls, which returns false to
+// stop) into numbers, or returns nil unless the tables are well formed:
+// every FROM has a rank_by_uri record and one COUNT, a positive number,
+// for all its links (as extract_links and initial_rank make them), and no
+// key holds a byte below '!' (so that ordering FROMs orders the records
+// that start with them). Otherwise the rounds run on the records.
+func numericRanks(ranks [][]byte, each func(func([]byte) bool) error) (*numericRank, error) {
+	if len(ranks) >= math.MaxInt32 {
+		return nil, nil
 	}
-	n := &numericRank{x: make([]float64, len(it.ranks)), d: make([]float64, len(it.ranks)), next: make([]float64, len(it.ranks))}
-	for i, r := range it.ranks {
+	n := &numericRank{x: make([]float64, len(ranks)), d: make([]float64, len(ranks)),
+		count: make([]float64, len(ranks)), next: make([]float64, len(ranks))}
+	counts := make([][]byte, len(ranks))
+	for i, r := range ranks {
 		n.x[i], n.d[i] = num(f(r, 2)), num(f(r, 3))
+		if bytes.ContainsFunc(f(r, 1), func(c rune) bool { return c < '!' }) {
+			return nil, nil
+		}
 	}
-	// The links a rank_by_uri record takes, in link order, then sorted
-	// the way the scores are (by TO, then by the whole record: a score
-	// record is FROM TO SCORE, and one FROM's links share their SCORE).
-	var idx, from, to []int32 // idx: the link's index in it.links
-	var count []float64
-	for _, g := range it.groups {
-		if g.rank < 0 {
-			return nil
+	find := func(k []byte) (int, bool) {
+		return slices.BinarySearchFunc(ranks, k, func(r, k []byte) int { return bytes.Compare(f(r, 1), k) })
+	}
+	ok := true
+	err := each(func(r []byte) bool {
+		from, found := find(f(r, 1))
+		c := f(r, 3)
+		if !found || len(n.links) >= math.MaxInt32 {
+			ok = false
+			return false
 		}
-		c := f(it.links[g.lo], 3)
-		cnt := num(c)
-		if !(cnt > 0) {
-			return nil
-		}
-		for i := g.lo; i < g.hi; i++ {
-			r := it.links[i]
-			if !bytes.Equal(f(r, 3), c) {
-				return nil
+		if counts[from] == nil {
+			counts[from] = bytes.Clone(c)
+			if n.count[from] = num(c); !(n.count[from] > 0) {
+				ok = false
+				return false
 			}
-			t, ok := slices.BinarySearchFunc(it.ranks, f(r, 2), func(r, k []byte) int { return bytes.Compare(f(r, 1), k) })
-			if !ok {
-				continue // a score no rank_by_uri record takes
-			}
-			idx, from, to, count = append(idx, int32(i)), append(from, int32(g.rank)), append(to, int32(t)), append(count, cnt)
+		} else if !bytes.Equal(counts[from], c) {
+			ok = false
+			return false
 		}
-	}
-	perm := make([]int32, len(idx))
-	for i := range perm {
-		perm[i] = int32(i)
-	}
-	slices.SortStableFunc(perm, func(a, b int32) int {
-		x, y := it.links[idx[a]], it.links[idx[b]]
-		if c := bytes.Compare(f(x, 2), f(y, 2)); c != 0 {
-			return c
+		if to, found := find(f(r, 2)); found { // else no rank_by_uri record takes the score
+			n.links = append(n.links, numLink{to: int32(to), from: int32(from)})
 		}
-		return bytes.Compare(x, y)
+		return true
 	})
-	n.from, n.to, n.count = make([]int32, len(perm)), make([]int32, len(perm)), make([]float64, len(perm))
-	for i, j := range perm {
-		n.from[i], n.to[i], n.count[i] = from[j], to[j], count[j]
+	if err != nil || !ok {
+		return nil, err
 	}
-	return n
+	slices.SortFunc(n.links, func(a, b numLink) int {
+		if a.to != b.to {
+			return int(a.to) - int(b.to)
+		}
+		return int(a.from) - int(b.from)
+	})
+	return n, nil
 }
 
 // run runs up to rounds rounds, fewer when one changes no rank.
 func (n *numericRank) run(rounds int) {
 	for r := 0; r < rounds; r++ {
 		clear(n.next)
-		for i, to := range n.to {
-			from := n.from[i]
-			n.next[to] += float64(n.d[from] * n.x[from] / n.count[i])
+		for _, l := range n.links {
+			n.next[l.to] += float64(n.d[l.from] * n.x[l.from] / n.count[l.from])
 		}
 		changed := r == 0 // the first round rewrites the records
 		for p, s := range n.next {

@@ -195,7 +195,7 @@ func FuzzStaticRank(f *testing.F) {
 			}
 		}
 		p := func(s string) string { return filepath.Join(dir, s) }
-		_ = staticRankTask([]string{fmt.Sprint(rounds % 20), "1", p("rls"), p("ir"), p("nr"), p("out")})
+		taskErr := staticRankTask([]string{fmt.Sprint(rounds % 20), "1", p("rls"), p("ir"), p("nr"), p("out")})
 		// Where the rounds run on numbers, they give the records' bytes.
 		rounds = max(rounds%20, 0)
 		links, _ := readRecords(p("rls.0"), nil)
@@ -205,6 +205,15 @@ func FuzzStaticRank(f *testing.F) {
 		b, errB := iterateRanks(links, ranks, rounds, false)
 		if errA != nil || errB != nil || !slices.EqualFunc(a, b, bytes.Equal) {
 			t.Errorf("on numbers %q %v, on the records %q %v", a, errA, b, errB)
+		}
+		if taskErr == nil {
+			var want []byte
+			for _, r := range b {
+				want = append(append(want, r...), '\n')
+			}
+			if got, err := os.ReadFile(p("out")); err != nil || !bytes.Equal(got, want) {
+				t.Errorf("the task wrote %q %v, the rounds on the records %q", got, err, want)
+			}
 		}
 	})
 }
