@@ -145,19 +145,20 @@
 //     the sum of the scores reaching the page. The result after Rounds
 //     rounds (fewer when a round changes no rank, as every later one would
 //     repeat it) is rank.final. When the tables are well formed (every
-//     FROM ranked, one positive COUNT per FROM), the rounds run on the
-//     numbers those records carry, with the functions' arithmetic in their
-//     order: the functions write each number in the shortest form that
-//     reads back exactly, so the bytes are the same (FuzzStaticRank checks
-//     both ways against each other). One target instead of three per
+//     FROM ranked, one positive COUNT per FROM, hashes without blanks or
+//     control bytes), the links are read once into numbers (two page
+//     indexes, 8 bytes a link) and the rounds run on those, with the
+//     functions' arithmetic in their order: the functions write each
+//     number in the shortest form that reads back exactly, so the bytes
+//     are the same (FuzzStaticRank checks both ways against each other). One target instead of three per
 //     partition per round is the point: a table program per part and
 //     round, with its files, transfers and sort, cost about 0.4 s of a
 //     loaded 2-core machine, 120 of the 158 targets of a 20-round build and
 //     most of its time (docs/benchmarks.md), while a round on numbers takes
 //     under 10 ms over 140,000 links (on records, through the functions,
 //     0.9 s). The price is that the rounds do not spread over workers: one
-//     worker holds the graph in memory, some 100 to 150 bytes per link and
-//     per page.
+//     worker holds the graph in memory, 8 bytes a link and about 130 a
+//     page (its rank_by_uri record and numbers).
 //  4. Site rank. parse_site tags each ranked page with "site://SITE";
 //     do_siterank sums the static ranks of each site's pages and writes
 //     "URLHASH SITERANK" for every page and "site://SITE SITERANK" for the
