@@ -38,16 +38,27 @@ func staticRankTask(a []string) error {
 	if err != nil || parts < 1 || parts > 4096 {
 		return fmt.Errorf("webanalyzer: static_rank: parts %q", a[1])
 	}
+	// rank_by_uri: initial_rank writes a record per link, so the first
+	// of each key is kept as the records stream by.
 	var ranks [][]byte
 	var linkFiles []string
+	seen := map[string]bool{}
 	for p := 0; p < parts; p++ {
 		linkFiles = append(linkFiles, fmt.Sprintf("%s.%d", a[2], p))
 		for _, in := range a[3:5] {
-			if ranks, err = readRecords(fmt.Sprintf("%s.%d", in, p), ranks); err != nil {
+			err := eachLine(fmt.Sprintf("%s.%d", in, p), func(r []byte) bool {
+				if k := f(r, 1); !seen[string(k)] {
+					seen[string(k)] = true
+					ranks = append(ranks, bytes.Clone(r))
+				}
+				return true
+			})
+			if err != nil {
 				return err
 			}
 		}
 	}
+	seen = nil
 	ranks = rankByURI(ranks)
 	// The links streamed into numbers; kept as records only when they
 	// are not well formed.
