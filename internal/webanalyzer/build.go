@@ -30,9 +30,9 @@ type BuildOptions struct {
 	Rounds int
 	// Damping is PageRank's damping factor (default DefaultDamping).
 	Damping float64
-	// Partitions splits the rank iteration into this many parallel parts
-	// (default 3). The results do not depend on it changing between runs,
-	// but the bytes do: keep it fixed to compare runs.
+	// Partitions splits the rank iteration's input tables (extract_links,
+	// initial_rank) into this many parts, written in parallel (default 3);
+	// the rounds read them all. The tables do not depend on it.
 	Partitions int
 	// Incremental: old.<table> (a previous run's compacted tables) are
 	// present beside new.<table> and are compacted with them.
@@ -240,32 +240,15 @@ func (w *buildWriter) staticRank(o BuildOptions, fv string) {
 		fmt.Sprintf("reduce -i "+OutLinks+":3:1 -o ir:1:%d -l wamakefileutils.initial_rank --funcvars=%s", P, fv))
 	w.target("rank_no_links", []string{Compacted(TableNoLinks)}, parts("nr", P),
 		fmt.Sprintf("reduce -i c.no_links.0:3:1 -o nr:1:%d -l webanalyzer.rank_one --funcvars=%s", P, fv))
-	rank := func(r, p int) string { return fmt.Sprintf("R%dp%d.0", r, p) }
-	for p := 0; p < P; p++ {
-		w.target(fmt.Sprintf("rank0p%d", p), []string{fmt.Sprintf("ir.%d", p), fmt.Sprintf("nr.%d", p)}, []string{rank(0, p)},
-			fmt.Sprintf("sort %s -u -k1,1 ir.%d nr.%d -o %s", w.sort, p, p, rank(0, p)))
+	// The rounds, in one process: each round's records go from one
+	// function to the next in memory instead of through a table file, a
+	// sort and a table program per partition (doc.go, step 3).
+	var ins []string
+	for _, pre := range []string{"rls", "ir", "nr"} {
+		ins = append(ins, parts(pre, P)...)
 	}
-	for r := 1; r <= o.Rounds; r++ {
-		for p := 0; p < P; p++ {
-			w.target(fmt.Sprintf("linkscore%dp%d", r, p), []string{fmt.Sprintf("rls.%d", p), rank(r-1, p)}, parts(fmt.Sprintf("ls%dp%d", r, p), P),
-				fmt.Sprintf("merge -i rls.%d:3:1 -i %s:3:1 -o ls%dp%d:2:%d -l wamakefileutils.compute_linkscore_divide_by_linkcount -r", p, rank(r-1, p), r, p, P))
-		}
-		for q := 0; q < P; q++ {
-			var pieces []string
-			for p := 0; p < P; p++ {
-				pieces = append(pieces, fmt.Sprintf("ls%dp%d.%d", r, p, q))
-			}
-			lsd := fmt.Sprintf("lsd%dp%d", r, q)
-			w.sortT("sort_"+lsd, "-k2,2", pieces, lsd)
-			w.target(fmt.Sprintf("sum%dp%d", r, q), []string{rank(r-1, q), lsd}, []string{rank(r, q)},
-				fmt.Sprintf("merge -i %s:3:1 -i %s:3:2 -o R%dp%d:1:1 -l wamakefileutils.sum_linkscore_and_new_static_rank -r", rank(r-1, q), lsd, r, q))
-		}
-	}
-	var last []string
-	for p := 0; p < P; p++ {
-		last = append(last, rank(o.Rounds, p))
-	}
-	w.sortT("rank_final", "-k1,1", last, OutRank)
+	w.target("static_rank", ins, []string{OutRank},
+		fmt.Sprintf("pythontasks webanalyzer.static_rank %d %d rls ir nr %s", o.Rounds, P, OutRank))
 }
 
 // siteAndAnchors adds the site rank and the anchor text.

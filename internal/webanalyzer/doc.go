@@ -84,15 +84,16 @@
 // normalization, steps 1 and 2 below, and keeps the compacted tables and
 // links.final on worker 0; the second (StageRank) is steps 3 to 5 from
 // those. The static rank is a function of links.final, of the set of
-// pages without links (the keys of c.no_links.0) and of the rounds,
-// damping and partitions (the state's rank.options file): when an
-// incremental run finds all of them as the last run left them, a refresh
-// that changed the pages' text but not their links, the second build is
-// StageReuseRank, with the last rank.final as an initial file and no
-// iteration; the tables are the ones a full run computes, byte for byte,
-// since the iteration is deterministic. The input tables are new.<table> on worker 0,
-// with old.<table> (the previous run's compacted tables) on an incremental
-// run. The steps, with the tables they make:
+// pages without links (the keys of c.no_links.0) and of the rounds and
+// damping (the state's rank.options file, which names the partitions
+// too): when an incremental run finds all of them as the last run left
+// them, a refresh that changed the pages' text but not their links, the
+// second build is StageReuseRank, with the last rank.final as an initial
+// file and no iteration; the tables are the ones a full run computes, byte
+// for byte, since the iteration is deterministic. The input tables are
+// new.<table> on worker 0, with old.<table> (the previous run's
+// compacted tables) on an incremental run. The steps, with the tables they
+// make:
 //
 //  1. Log compaction. delete is sorted by key, newest first, and reduced
 //     by make_unique (the newest delete of each URL). The kill table is
@@ -112,31 +113,57 @@
 //     whole); compaction then yields the tables a full dump would, byte
 //     for byte, since the table engine's order is total. Everything after
 //     compaction is global: a link that changed moves the ranks of every
-//     page it reaches, so the rank iteration (about 85 % of a build's
-//     targets and CPU) starts from rank 1 for a fixed number of rounds,
-//     and an incremental run's tables equal a full run's byte for byte.
-//     Starting from the previous run's ranks would need fewer rounds but
-//     give ranks that differ from a full run's in their last digits; that
-//     trade is not made. What an incremental run skips instead is the
-//     iteration over an unchanged graph (see Stages below), besides the
-//     full dump (reading and parsing every stored page) and the sorts of
-//     the old tables (docs/benchmarks.md).
+//     page it reaches, and the site ranks and anchor weights with them, so
+//     an incremental run computes steps 2 to 5 over the whole compacted
+//     graph, the rank iteration from rank 1 for the configured rounds, and
+//     its tables equal a full run's byte for byte. What it skips is the
+//     full dump (reading and parsing every stored page), the sorts of the
+//     old tables and, when the graph did not change, the iteration (see
+//     Stages above). Warm starts are not done: starting the iteration from
+//     the previous run's ranks and stopping at a tolerance gives ranks that
+//     differ from a full run's in their last digits, and printing them
+//     rounded to well above the tolerance makes the tables equal only
+//     where no rank lies within the tolerance of a rounding boundary, a
+//     matter of chance over many pages. It would not save much either:
+//     the rounds to a tolerance are log(e0/tol)/log(1/D), and a refresh
+//     that changed 5 % of the pages cuts the start's error e0 by about 20,
+//     about 18 of the 170 rounds a 1e-12 tolerance takes (D = 0.85). The
+//     rounds are cheap instead (step 3): they are one process over the
+//     graph in memory, under a tenth of a build's time.
 //  2. Normalization. compact_links projects the links to FROM TO
 //     ANCHORTEXT; urieq_by_class_prep makes CLASS MEMBER; normalize_link
 //     merges the links (by TO) with it (by MEMBER): a link to a duplicate
 //     or a redirect points at the representative instead (one level:
 //     a representative that is itself a member is not followed further).
 //     The result, sorted by FROM, is kept as links.final.
-//  3. Static rank, in Partitions parts split on the URL hash (CRC32, as
-//     the table engine splits). extract_links gives FROM TO COUNT (COUNT
-//     the page's number of links); initial_rank gives "URLHASH 1 D" for
-//     every end of a link, webanalyzer.rank_one the same for the pages
-//     without links; sort -u makes rank_by_uri (URLHASH RANK D). Each
-//     round, compute_linkscore_divide_by_linkcount (merge on FROM) gives
-//     FROM TO D*RANK/COUNT, split on TO; sum_linkscore_and_new_static_rank
-//     (merge on URLHASH with the scores sorted on TO) makes the new
-//     RANK = (1-D) + the sum of the scores reaching the page. The result
-//     after Rounds rounds is kept as rank.final.
+//  3. Static rank. extract_links gives FROM TO COUNT (COUNT the page's
+//     number of links); initial_rank gives "URLHASH 1 D" for every end of
+//     a link, webanalyzer.rank_one the same for the pages without links;
+//     each writes Partitions parts split on the URL hash (CRC32, as the
+//     table engine splits). The rounds run in one target, the pythontasks
+//     function webanalyzer.static_rank (iterate.go), which reads every
+//     part: it makes rank_by_uri (URLHASH RANK D, "sort -u -k1,1" of the
+//     initial ranks), and each round, compute_linkscore_divide_by_linkcount
+//     (merged on FROM) gives FROM TO D*RANK/COUNT,
+//     sum_linkscore_and_new_static_rank (merged on URLHASH with the scores
+//     sorted on TO, then on the whole record) makes the new RANK = (1-D) +
+//     the sum of the scores reaching the page. The result after Rounds
+//     rounds (fewer when a round changes no rank, as every later one would
+//     repeat it) is rank.final. When the tables are well formed (every
+//     FROM ranked, one positive COUNT per FROM, hashes without blanks or
+//     control bytes), the links are read once into numbers (two page
+//     indexes, 8 bytes a link) and the rounds run on those, with the
+//     functions' arithmetic in their order: the functions write each
+//     number in the shortest form that reads back exactly, so the bytes
+//     are the same (FuzzStaticRank checks both ways against each other). One target instead of three per
+//     partition per round is the point: a table program per part and
+//     round, with its files, transfers and sort, cost about 0.4 s of a
+//     loaded 2-core machine, 120 of the 158 targets of a 20-round build and
+//     most of its time (docs/benchmarks.md), while a round on numbers takes
+//     under 10 ms over 140,000 links (on records, through the functions,
+//     0.9 s). The price is that the rounds do not spread over workers: one
+//     worker holds the graph in memory, 8 bytes a link and about 130 a
+//     page (its rank_by_uri record and numbers).
 //  4. Site rank. parse_site tags each ranked page with "site://SITE";
 //     do_siterank sums the static ranks of each site's pages and writes
 //     "URLHASH SITERANK" for every page and "site://SITE SITERANK" for the

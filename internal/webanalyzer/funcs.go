@@ -23,6 +23,7 @@ func Register(reg *table.Registry) {
 		reg.RegisterReduce(name, func(table.Vars) (table.ReduceFunc, error) { return f, nil })
 	}
 	reg.RegisterTask("wamakefileutils.compare_links_and_nolinks", compareLinksAndNoLinks)
+	reg.RegisterTask("webanalyzer.static_rank", staticRankTask)
 	m("wamakefileutils.logcompact_links", logcompact(4))
 	m("wamakefileutils.logcompact_no_links", logcompact(2))
 	m("wamakefileutils.logcompact_eqrepr", logcompact(2))

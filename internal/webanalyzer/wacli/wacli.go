@@ -102,7 +102,7 @@ func (d Deps) runBuild(ctx context.Context, env *cli.Env, args []string) error {
 	local := fs.Int("local-workers", 1, "workers started in this process (at least 1)")
 	rounds := fs.Int("rounds", 30, "rounds of the static rank iteration")
 	damping := fs.Float64("damping", webanalyzer.DefaultDamping, "PageRank damping factor")
-	parts := fs.Int("partitions", 3, "parts the rank iteration is split into")
+	parts := fs.Int("partitions", 3, "parts the rank iteration's input tables are split into")
 	slots := fs.Int("slots", 2, "targets a worker runs at once")
 	full := fs.Bool("full", false, "ignore the last run's state and analyse everything again")
 	toIndex := fs.Bool("index", true, "give the documents of DIR/index (when there is one) their rank and anchor text")
