@@ -232,6 +232,10 @@ type collection struct {
 	// refreshOnly is CollectionEnableRefreshOnly: only URIs already in the
 	// store are fetched.
 	refreshOnly bool
+	// files are the collection's storage/uri_dir files (nil without
+	// uri_dir, uridir.go); limits its limits section (limits.go).
+	files  *uriFiles
+	limits limitSettings
 	// refeed is the refresh cycle whose fetches resubmit every document
 	// (an administrator's refetch, see feeding.go); refeedLoaded says
 	// whether it was read from the store.
@@ -427,7 +431,12 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if err := m.openURIDir(cc.Name, s); err != nil { // uridir.go
+	lim, err := collectionLimits(s) // storage.go
+	if err != nil {
+		return err
+	}
+	files, err := m.openURIDir(cc.Name, s) // uridir.go
+	if err != nil {
 		return err
 	}
 	feeding, refreshOnly, err := m.loadAdminModes(cc.Name) // admin.go
@@ -449,7 +458,7 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 	}
 	c := &collection{s: s, gen: 1, front: f, state: crawlState, quar: map[string]time.Time{},
 		inflight: map[string]int{}, flying: map[string]int{}, deferred: map[string]*Job{}, stats: Counters{},
-		sites: map[string]Counters{}, feeding: feeding, refreshOnly: refreshOnly}
+		sites: map[string]Counters{}, feeding: feeding, refreshOnly: refreshOnly, files: files, limits: lim}
 	if err := m.loadStats(c); err != nil { // stats_persist.go
 		return err
 	}
@@ -469,7 +478,12 @@ func (m *Machine) updateCollection(c *collection, cc *config.Collection, now tim
 	if err != nil {
 		return err
 	}
-	if err := m.openURIDir(cc.Name, s); err != nil { // uridir.go
+	lim, err := collectionLimits(s) // storage.go
+	if err != nil {
+		return err
+	}
+	files, err := m.openURIDir(cc.Name, s) // uridir.go
+	if err != nil {
 		return err
 	}
 	// A resumption of a destination the configuration paused holds while
@@ -506,7 +520,7 @@ func (m *Machine) updateCollection(c *collection, cc *config.Collection, now tim
 	if err != nil {
 		return fmt.Errorf("nodesched: collection %s: %w", cc.Name, err)
 	}
-	c.s, c.front = s, f
+	c.s, c.front, c.files, c.limits = s, f, files, lim
 	c.gen++
 	c.inflight = map[string]int{}
 	c.flying, c.deferred = map[string]int{}, map[string]*Job{}

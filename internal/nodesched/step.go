@@ -329,7 +329,7 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 	if err := m.flushSendLinks(now); err != nil {
 		return err
 	}
-	if c.s.storage().limits.maxDoc > 0 {
+	if c.limits.maxDoc > 0 {
 		if err := m.checkCollectionLimits(c, -1, now); err != nil { // limits.go
 			return err
 		}

@@ -37,11 +37,9 @@ type storageSettings struct {
 	compressExclude []string // media type patterns (fetch.TypeAllowed syntax)
 	storeHeader     bool
 	removeDocs      bool
-	// uriDir is uri_dir as configured ("" when none); files is where the
-	// machine writes (set when the collection is configured, uridir.go).
+	// uriDir is uri_dir as configured ("" when none); the machine's
+	// files for it are the collection's (collection.files, uridir.go).
 	uriDir string
-	files  *uriFiles
-	limits limitSettings
 }
 
 // compileStorage compiles the storage options into s.
@@ -54,12 +52,25 @@ func compileStorage(s *Settings, eff *config.Effective) error {
 			ss.compressExclude = append(ss.compressExclude, m)
 		}
 	}
-	var err error
-	if ss.limits, err = compileLimits(eff); err != nil {
-		return err
-	}
 	s.Storage = ss
 	return nil
+}
+
+// collectionLimits compiles the limits section of the collection and of
+// its subcollections (whose values the collection's mode does not use, but
+// which must be valid as well); the error names the collection as Compile's
+// do.
+func collectionLimits(s *Settings) (limitSettings, error) {
+	ls, err := compileLimits(s.Eff)
+	if err != nil {
+		return ls, fmt.Errorf("nodesched: collection %s: %w", s.Name, err)
+	}
+	for _, sub := range s.Subs {
+		if _, err := compileLimits(sub.Eff); err != nil {
+			return ls, fmt.Errorf("nodesched: collection %s: %w (subcollection %s)", s.Name, err, sub.Sub)
+		}
+	}
+	return ls, nil
 }
 
 // storage returns the storage settings of s (the spec's defaults for

@@ -238,27 +238,26 @@ type uriFileCounts struct {
 // settings s: the directory is made at once (an error names the parameter
 // and the directory); files a crash left half written are cleared before
 // the first file is written.
-func (m *Machine) openURIDir(name string, s *Settings) error {
+func (m *Machine) openURIDir(name string, s *Settings) (*uriFiles, error) {
 	ss := s.storage()
 	if ss.uriDir == "" {
-		return nil
+		return nil, nil
 	}
 	u, err := openURIFiles(ss.uriDir, m.st.Dir(), name)
 	if err != nil {
-		return fmt.Errorf("nodesched: collection %s: storage/uri_dir %q: %w", name, ss.uriDir, err)
+		return nil, fmt.Errorf("nodesched: collection %s: storage/uri_dir %q: %w", name, ss.uriDir, err)
 	}
 	u.counts = &uriFileCounts{}
-	if c := m.colls[name]; c != nil && c.s.storage().files != nil {
-		u.counts = c.s.storage().files.counts // a reconfiguration: the same counters
+	if c := m.colls[name]; c != nil && c.files != nil {
+		u.counts = c.files.counts // a reconfiguration: the same counters
 	}
-	ss.files = u
 	m.offload(func() {
 		if err := u.clean(); err != nil {
 			m.log.Warn("nodesched: storage/uri_dir: clearing the temporary files", "collection", name, "dir", u.tmp, "err", err)
 		}
 	})
 	m.log.Info("nodesched: writing the extracted URIs of every document", "collection", name, "dir", u.dir)
-	return nil
+	return u, nil
 }
 
 // offload leaves f for the driver's file writer, after the store writes
@@ -269,7 +268,7 @@ func (m *Machine) offload(f func()) { m.work = append(m.work, uriDirWork{f}) }
 // means for the document's URI file (see the top of this file). rec is the
 // record as the step leaves it.
 func (m *Machine) uriFileStep(c *collection, b *store.Batch, rec *store.URIRecord, o *Outcome) {
-	u := c.s.storage().files
+	u := c.files
 	if u == nil {
 		return
 	}
@@ -306,7 +305,7 @@ func (m *Machine) uriFileStep(c *collection, b *store.Batch, rec *store.URIRecor
 // uriFileGone schedules the removal of uri's file once b, which deletes
 // its record, commits.
 func (m *Machine) uriFileGone(c *collection, b *store.Batch, uri string) {
-	if u := c.s.storage().files; u != nil {
+	if u := c.files; u != nil {
 		name := c.s.Name
 		b.OnCommit(func() { m.offload(func() { m.uriFileRemove(name, u, uri) }) })
 	}
@@ -320,7 +319,7 @@ func (m *Machine) uriFileRemove(name string, u *uriFiles, uri string) {
 // uriFilesRemoved schedules the removal of the URI files of a collection
 // that b removes.
 func (m *Machine) uriFilesRemoved(c *collection, b *store.Batch) {
-	if u := c.s.storage().files; u != nil {
+	if u := c.files; u != nil {
 		name := c.s.Name
 		b.OnCommit(func() {
 			m.offload(func() {
@@ -348,7 +347,7 @@ func (m *Machine) uriFileDone(name string, u *uriFiles, uri string, done bool, e
 // since the last call to its counters (uri_files_written,
 // uri_files_removed, uri_files_failed; collection only).
 func (m *Machine) syncURIFileCounters(c *collection) {
-	u := c.s.storage().files
+	u := c.files
 	if u == nil {
 		return
 	}

@@ -308,7 +308,7 @@ func TestURIDirConfig(t *testing.T) {
 				}
 			}
 			if tc.wantDir == "" {
-				if m.Settings("c1").storage().files != nil {
+				if m.colls["c1"].files != nil {
 					t.Error("URI files on")
 				}
 				return
