@@ -1,4 +1,4 @@
-package nodesched
+package crawlpipe
 
 import (
 	"net/url"
@@ -81,8 +81,8 @@ func SitemapInfo(st *store.Store, collection, uri string) (SitemapEntry, bool, e
 	return e, ok, nil
 }
 
-// putSitemapInfo writes the entries a sitemap step found into its batch.
-func putSitemapInfo(b *store.Batch, collection string, es []SitemapEntry) error {
+// PutSitemapInfo writes the entries a sitemap step found into its batch.
+func PutSitemapInfo(b *store.Batch, collection string, es []SitemapEntry) error {
 	for _, e := range es {
 		if e.ChangeFreq == "" && e.Priority < 0 {
 			continue
