@@ -82,7 +82,17 @@ type Job struct {
 	Fetch frontier.Fetch
 	Meta  EntryMeta
 	Prev  *store.URIRecord // the stored record, nil for a new URI
-	Store *store.Store     // to reread the stored body on a 304 (set by the driver)
+	Store Store            // to reread the stored body on a 304 (set by the driver)
+}
+
+// Store is what the pipeline reads of the crawl store (Job.Store): what the
+// machine committed, never written here. The stored body of a 304 or of a
+// re-extracted entry, and for the adaptive ranking the URI record and the
+// sitemap records. *store.Store is one.
+type Store interface {
+	URI(collection, uri string) (*store.URIRecord, bool, error)
+	Document(collection, uri string) ([]byte, bool, error)
+	Meta(name string) ([]byte, bool, error)
 }
 
 // Link is a URI discovered by a crawl step, normalized and screened
