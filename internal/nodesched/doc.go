@@ -115,9 +115,10 @@
 // deterministic and free of I/O from its own point of view because of
 // three rules, which hold today:
 //
-//   - The view is the driver's, passed in once (MachineConfig.Store, wrapped by
-//     stagedView); the machine opens no store, never writes to Pebble and
-//     never syncs. Its writes are staged on the view and leave as records.
+//   - The view is the driver's, passed in once (MachineConfig.Store,
+//     wrapped by stagedView); the machine opens no store, never writes to
+//     Pebble and never syncs. Its writes are staged on the view and leave
+//     as records.
 //   - Every key the machine reads is written only by the machine: its own
 //     staged batches, committed by the driver in order (runner.apply)
 //     before any later event, so the view's contents are a function of the

@@ -32,10 +32,11 @@
 //     for entries the multinode scheduler sends.
 //
 // What the pipeline asks of the rest: nothing but what a Job carries. It
-// reads the crawl store only through Job.Store (the stored body of a 304 or
-// of a re-extracted entry, the adaptive ranking's sitemap records); the
-// frontier, the duplicate servers and the multinode scheduler stay on the
-// machine's side. The package imports no role package (internal/lint).
+// reads the crawl store only through Job.Store, a Store (URI, Document,
+// Meta: the stored body of a 304 or of a re-extracted entry, the adaptive
+// ranking's URI and sitemap records), and never writes it; the frontier,
+// the duplicate servers and the multinode scheduler stay on the machine's
+// side. The package imports no role package (internal/lint).
 //
 // # EntryMeta in a frontier entry's Extra
 //
