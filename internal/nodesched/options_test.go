@@ -355,7 +355,7 @@ func TestCrawlVariableDelay(t *testing.T) {
 }
 
 // TestCrawlMirrorSiteFiles crawls a site whose links mostly name two
-// Mirrors: with mirror_site_files every page is fetched once, from the
+// mirrors: with mirror_site_files every page is fetched once, from the
 // preferred host, and the mirrors are recorded; without it the same pages
 // are fetched under all three names.
 func TestCrawlMirrorSiteFiles(t *testing.T) {

@@ -485,7 +485,7 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *crawlpipe.Outcome, n
 	if err := m.feedStep(c, b, rec, o); err != nil {
 		return result, nil, err
 	}
-	// StorageOrDefault/uri_dir: the document's URI file once b commits (uridir.go).
+	// storage/uri_dir: the document's URI file once b commits (uridir.go).
 	m.uriFileStep(c, b, rec, o)
 	if err := m.removeFedDocument(c, b, rec); err != nil { // storage.go
 		return result, nil, err
