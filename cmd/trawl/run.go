@@ -28,6 +28,7 @@ import (
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/multinode"
 	"github.com/trawl/trawl/internal/nodesched"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/nodesched/nsadmin"
 	"github.com/trawl/trawl/internal/webfarm"
 )
@@ -437,7 +438,7 @@ func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logge
 		Key:       o.key,
 		Logger:    log.With("role", "nodesched"),
 		Feed:      feedConfig(e.search),
-		Observe:   func(c string, oc *nodesched.Outcome) { e.admin.observe(c, oc) },
+		Observe:   func(c string, oc *crawlpipe.Outcome) { e.admin.observe(c, oc) },
 		WARC:      nodesched.WARCConfig{Dir: o.warcDir, Software: "trawl/" + version},
 		Disk:      o.diskGuard,
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/trawl/trawl/internal/multinode"
 	"github.com/trawl/trawl/internal/multinode/mnsadmin"
 	"github.com/trawl/trawl/internal/nodesched"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/nodesched/nsadmin"
 	"github.com/trawl/trawl/internal/stats"
 	"github.com/trawl/trawl/internal/tlsconf"
@@ -75,7 +76,7 @@ func (f *adminFlags) checkListen(addr, flag string) error {
 type adminHTTP struct {
 	*crawladmin.HTTP
 	// observe is the node scheduler's Observe hook (nil without one).
-	observe func(coll string, o *nodesched.Outcome)
+	observe func(coll string, o *crawlpipe.Outcome)
 	tls     *tlsconf.Config
 }
 
@@ -180,7 +181,7 @@ func runNodeWithAdmin(ctx context.Context, env *cmdEnv, cfg nodesched.Config, ad
 	}
 	cfg.AdminHost, cfg.AdminPort = nsadmin.Announced(ln.Addr(), int(cfg.AdminPort))
 	var h *adminHTTP
-	cfg.Observe = func(c string, o *nodesched.Outcome) { h.observe(c, o) }
+	cfg.Observe = func(c string, o *crawlpipe.Outcome) { h.observe(c, o) }
 	ns := nodesched.New(cfg)
 	h = newAdminHTTP(nsadmin.New(ns, adm.options(log)), adm, ns)
 	ln.Close() // serveAdmin listens again on the same port

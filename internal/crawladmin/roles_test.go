@@ -31,6 +31,7 @@ import (
 	"github.com/trawl/trawl/internal/multinode"
 	"github.com/trawl/trawl/internal/multinode/mnsadmin"
 	"github.com/trawl/trawl/internal/nodesched"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/nodesched/nsadmin"
 	"github.com/trawl/trawl/internal/webfarm"
 )
@@ -103,7 +104,7 @@ func newCluster(t *testing.T) *cluster {
 	c.nodeURL = srv.URL
 	host, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	p, _ := strconv.Atoi(port)
-	var observe atomic.Pointer[func(string, *nodesched.Outcome)]
+	var observe atomic.Pointer[func(string, *crawlpipe.Outcome)]
 	c.ns = nodesched.New(nodesched.Config{NodeID: "node1", AdminHost: host, AdminPort: int32(p),
 		DataDir: filepath.Join(c.dir, "node"), Workers: 4, Logger: c.log,
 		MNS: func(ctx context.Context) (*cmt.Conn, error) {
@@ -112,7 +113,7 @@ func newCluster(t *testing.T) *cluster {
 			go func() { defer c.wg.Done(); _ = c.mns.Attach(ctx, far) }()
 			return near, nil
 		},
-		Observe: func(coll string, o *nodesched.Outcome) {
+		Observe: func(coll string, o *crawlpipe.Outcome) {
 			if f := observe.Load(); f != nil {
 				(*f)(coll, o)
 			}

@@ -9,6 +9,11 @@
 //     role, and no other. SharedWire packages (internal/distrib/wire, the
 //     name server's wire format) are not roles: anyone may import them. Test files are exempt: a test may wire roles
 //     together to run a crawl in one process.
+//   - A role's pipeline package (Pipelines: internal/nodesched/crawlpipe,
+//     the node scheduler's per-URI fetch-and-process pipeline) imports no
+//     package of a role directory outside itself, its own role included:
+//     the role uses the pipeline through its interface (Compile, Process,
+//     Screen), never the reverse.
 //   - internal/config imports no wire package (internal/cmt,
 //     internal/marshal, internal/xmlrpc): the configuration model knows
 //     no protocol; internal/cmt/cmtconfig converts.
@@ -16,7 +21,9 @@
 //     machine: it imports no net, os or syscall package and no storage
 //     (pebble, internal/store), reads no wall clock (time.Now, Since,
 //     Until, Sleep, After, Tick, NewTimer, NewTicker, AfterFunc) and
-//     starts no goroutine. Exceptions are listed in Exceptions, each with
+//     starts no goroutine. It may use a pipeline package's types (Job,
+//     Outcome, Settings) but not its I/O side (PipelineIO: the Pipeline
+//     that fetches). Exceptions are listed in Exceptions, each with
 //     the issue that removes it.
 //   - Sizes (size.go; TestSizes): a command under cmd/ has fewer than
 //     MaxCmdLines non-test lines, a file in internal/ at most MaxFileLines,
@@ -35,6 +42,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,6 +56,14 @@ var Roles = []string{"internal/multinode", "internal/nodesched", "internal/dupse
 // (internal/distrib/wire), which every role that registers in the name
 // server (dmake workers too) speaks.
 var SharedWire = []string{"internal/distrib/wire"}
+
+// Pipelines are packages inside a role's directory that hold the role's
+// per-URI work; they may not import the role (or any other).
+var Pipelines = []string{"internal/nodesched/crawlpipe"}
+
+// PipelineIO are the names of a pipeline package that do I/O, which a
+// machine file may not use.
+var PipelineIO = []string{"Pipeline", "NewPipeline"}
 
 // WirePackages are the packages internal/config may not import.
 var WirePackages = []string{"internal/cmt", "internal/marshal", "internal/xmlrpc"}
@@ -157,6 +173,16 @@ func modulePath(gomod string) (string, error) {
 // under reports whether pkg (relative to the module) is dir or inside it.
 func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, dir+"/") }
 
+// pipelineOf returns the pipeline package that holds pkg.
+func pipelineOf(pkg string) (string, bool) {
+	for _, p := range Pipelines {
+		if under(pkg, p) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
 // roleOf returns the role whose directory holds pkg.
 func roleOf(pkg string) (string, bool) {
 	for _, w := range SharedWire {
@@ -186,6 +212,7 @@ func checkFile(path, rel, module string) ([]Violation, error) {
 		out = append(out, Violation{File: rel, Line: fset.Position(pos).Line, Rule: fmt.Sprintf(format, args...)})
 	}
 	timeName := ""
+	pipeNames := map[string]bool{} // the machine file's names of pipeline packages
 	for _, im := range f.Imports {
 		p, err := strconv.Unquote(im.Path.Value)
 		if err != nil {
@@ -197,6 +224,17 @@ func checkFile(path, rel, module string) ([]Violation, error) {
 		}
 		if r, ok := roleOf(local); ok && !under(pkg, "cmd") && r != myRole {
 			add(im.Pos(), "imports role package %s (only cmd/ may)", local)
+		} else if ok && r == myRole {
+			if pp, in := pipelineOf(pkg); in && !under(local, pp) {
+				add(im.Pos(), "pipeline package imports role package %s", local)
+			}
+		}
+		if _, ok := pipelineOf(local); ok && machine {
+			name := local[strings.LastIndex(local, "/")+1:]
+			if im.Name != nil {
+				name = im.Name.Name
+			}
+			pipeNames[name] = true
 		}
 		if under(pkg, "internal/config") {
 			for _, w := range WirePackages {
@@ -229,6 +267,9 @@ func checkFile(path, rel, module string) ([]Violation, error) {
 		case *ast.SelectorExpr:
 			if id, ok := x.X.(*ast.Ident); ok && timeName != "" && id.Name == timeName && wallClock[x.Sel.Name] {
 				add(x.Pos(), "machine file reads the wall clock (time.%s)", x.Sel.Name)
+			}
+			if id, ok := x.X.(*ast.Ident); ok && pipeNames[id.Name] && slices.Contains(PipelineIO, x.Sel.Name) {
+				add(x.Pos(), "machine file uses the pipeline's I/O side (%s.%s)", id.Name, x.Sel.Name)
 			}
 		}
 		return true

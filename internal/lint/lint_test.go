@@ -74,6 +74,10 @@ func (m *M) step() {
 		"internal/feed/feed.go": "package feed\n\nimport _ \"example.com/m/internal/nodesched\"\n",
 		// A role importing another role.
 		"internal/nodesched/peer.go": "package nodesched\n\nimport _ \"example.com/m/internal/dupserver\"\n",
+		// The pipeline importing its role, and a machine file using the
+		// pipeline's I/O side (its types are fine).
+		"internal/nodesched/crawlpipe/pipe.go": "package crawlpipe\n\nimport _ \"example.com/m/internal/nodesched\"\n",
+		"internal/nodesched/machine.go":        "package nodesched\n\nimport cp \"example.com/m/internal/nodesched/crawlpipe\"\n\nvar p = cp.NewPipeline\nvar o *cp.Outcome\n",
 		// The configuration importing a wire package.
 		"internal/config/cmt.go": "package config\n\nimport _ \"example.com/m/internal/cmt\"\n",
 		// Allowed: cmd/, a role's own subpackage, a test file.
@@ -102,6 +106,8 @@ func (m *M) step() {
 		"internal/multinode/machine.go:10: machine file reads the wall clock (time.Now)",
 		"internal/multinode/machine.go:11: machine file starts a goroutine",
 		"internal/multinode/machine.go:13: machine file reads the wall clock (time.Sleep)",
+		"internal/nodesched/crawlpipe/pipe.go:3: pipeline package imports role package internal/nodesched",
+		"internal/nodesched/machine.go:5: machine file uses the pipeline's I/O side (cp.NewPipeline)",
 		"internal/nodesched/peer.go:3: imports role package internal/dupserver (only cmd/ may)",
 	}
 	if d := cmp.Diff(want, got); d != "" {

@@ -20,6 +20,7 @@ import (
 	"github.com/trawl/trawl/internal/cmt/cmtconfig"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/fetch"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/stats"
 	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/webfarm"
@@ -348,13 +349,13 @@ func TestCompileAccessPasswords(t *testing.T) {
 		t.Fatal(err)
 	}
 	col := cfg.Collections[0]
-	if _, err := Compile(col, Env{NodeID: "n"}); err == nil || !strings.Contains(err.Error(), "no key") {
+	if _, err := crawlpipe.Compile(col, crawlpipe.Env{NodeID: "n"}); err == nil || !strings.Contains(err.Error(), "no key") {
 		t.Errorf("no key: err %v", err)
 	}
-	if _, err := Compile(col, Env{NodeID: "n", Key: other}); !errors.Is(err, config.ErrNotAuthentic) {
+	if _, err := crawlpipe.Compile(col, crawlpipe.Env{NodeID: "n", Key: other}); !errors.Is(err, config.ErrNotAuthentic) {
 		t.Errorf("wrong key: err %v, want ErrNotAuthentic", err)
 	}
-	s, err := Compile(col, Env{NodeID: "n", Key: key})
+	s, err := crawlpipe.Compile(col, crawlpipe.Env{NodeID: "n", Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,7 +467,7 @@ q=widgets&amp;page=1 </attrib><attrib name="prefix:%s/nowhere/" type="string"> x
 }
 
 func TestPayloads(t *testing.T) {
-	p := NewPayloads([]PayloadRule{{URI: "http://a/x", Payload: "exact"}, {URI: "http://a/", Prefix: true, Payload: "short"},
+	p := crawlpipe.NewPayloads([]crawlpipe.PayloadRule{{URI: "http://a/x", Payload: "exact"}, {URI: "http://a/", Prefix: true, Payload: "short"},
 		{URI: "http://a/x/", Prefix: true, Payload: "long"}})
 	for _, tt := range []struct{ uri, want string }{
 		{"http://a/x", "exact"}, {"http://a/x/y", "long"}, {"http://a/z", "short"}, {"http://b/", ""},
@@ -476,7 +477,7 @@ func TestPayloads(t *testing.T) {
 			t.Errorf("%s: %q %v, want %q", tt.uri, got, ok, tt.want)
 		}
 	}
-	var none *Payloads
+	var none *crawlpipe.Payloads
 	if _, ok := none.For("http://a/"); ok {
 		t.Error("nil Payloads matched")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/frontier"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/urls"
 )
@@ -165,7 +166,7 @@ func (m *Machine) RefetchWith(coll string, uris []string, o RefetchOptions, now 
 	if c == nil {
 		return 0, nil
 	}
-	var links []Link
+	var links []crawlpipe.Link
 	seen := map[string]bool{}
 	add := func(raw string) {
 		u, err := c.s.Normalizer.Normalize(raw, nil)
@@ -173,7 +174,7 @@ func (m *Machine) RefetchWith(coll string, uris []string, o RefetchOptions, now 
 			return
 		}
 		seen[u.String()] = true
-		links = append(links, Link{URI: u.String(), Site: urls.Site(u), Flags: flags})
+		links = append(links, crawlpipe.Link{URI: u.String(), Site: urls.Site(u), Flags: flags})
 	}
 	for _, raw := range uris {
 		add(raw)
@@ -198,7 +199,7 @@ func (m *Machine) RefetchWith(coll string, uris []string, o RefetchOptions, now 
 		}
 		c.setCur(l.Site)
 		res, err := c.front.Add(now, frontier.Entry{URI: l.URI, Site: l.Site, URIFlags: l.Flags,
-			QueueFlags: frontier.QFUrgent | frontier.QFPrepend | frontier.QFForce, Extra: encodeMeta(entryMeta{})})
+			QueueFlags: frontier.QFUrgent | frontier.QFPrepend | frontier.QFForce, Extra: crawlpipe.EncodeMeta(crawlpipe.EntryMeta{})})
 		c.count("uris_queued", int64(res.Queued))
 		c.clearCur()
 		if err != nil {

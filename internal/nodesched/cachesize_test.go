@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/webfarm"
 )
 
@@ -20,7 +21,7 @@ func TestCrawlCachesize(t *testing.T) {
         </section>
 `}
 	col := farmCollection(t, farm, farm.DefaultCrawl(), opt)
-	s, err := Compile(col, Env{NodeID: "node1"})
+	s, err := crawlpipe.Compile(col, crawlpipe.Env{NodeID: "node1"})
 	if err != nil {
 		t.Fatal(err)
 	}

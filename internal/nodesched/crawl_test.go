@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/webfarm"
 )
@@ -186,19 +187,19 @@ func sortByTime(rs []webfarm.Request) {
 // requestRecorder keeps what Pipeline.Record reports.
 type requestRecorder struct {
 	mu  sync.Mutex
-	all []RequestLog
+	all []crawlpipe.RequestLog
 }
 
-func (r *requestRecorder) add(l RequestLog) {
+func (r *requestRecorder) add(l crawlpipe.RequestLog) {
 	r.mu.Lock()
 	r.all = append(r.all, l)
 	r.mu.Unlock()
 }
 
-func (r *requestRecorder) logs() []RequestLog {
+func (r *requestRecorder) logs() []crawlpipe.RequestLog {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]RequestLog(nil), r.all...)
+	return append([]crawlpipe.RequestLog(nil), r.all...)
 }
 
 // checkOwnPoliteness checks the crawler's own record of its requests, with
@@ -206,13 +207,13 @@ func (r *requestRecorder) logs() []RequestLog {
 // request (robots.txt included) starts less than its delay after the one
 // before, no delay is below the configured one, and at no request start are
 // more than maxPending requests of its site in flight.
-func checkOwnPoliteness(t testing.TB, logs []RequestLog, delay time.Duration, maxPending int) {
+func checkOwnPoliteness(t testing.TB, logs []crawlpipe.RequestLog, delay time.Duration, maxPending int) {
 	t.Helper()
 	if len(logs) == 0 {
 		t.Fatal("the recorder saw no request")
 	}
-	bySite := map[string][]RequestLog{}
-	byIP := map[string][]RequestLog{}
+	bySite := map[string][]crawlpipe.RequestLog{}
+	byIP := map[string][]crawlpipe.RequestLog{}
 	for _, l := range logs {
 		if l.Delay < delay {
 			t.Errorf("%s held to %v, below the configured delay %v", l.URI, l.Delay, delay)
@@ -222,7 +223,7 @@ func checkOwnPoliteness(t testing.TB, logs []RequestLog, delay time.Duration, ma
 			byIP[l.IP] = append(byIP[l.IP], l)
 		}
 	}
-	check := func(kind string, groups map[string][]RequestLog) {
+	check := func(kind string, groups map[string][]crawlpipe.RequestLog) {
 		for k, ls := range groups {
 			sort.SliceStable(ls, func(i, j int) bool { return ls[i].Start.Before(ls[j].Start) })
 			for i := 1; i < len(ls); i++ {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/render"
 	"github.com/trawl/trawl/internal/testenv"
 )
@@ -223,8 +224,8 @@ func TestCrawlJavaScriptMaxTabs(t *testing.T) {
 	if holds != sites {
 		t.Errorf("the script was asked for %d times, want once per site (%d)", holds, sites)
 	}
-	if max > JSMaxTabs {
-		t.Errorf("%d renders waited for their script at once, more than JSMaxTabs (%d)", max, JSMaxTabs)
+	if max > crawlpipe.JSMaxTabs {
+		t.Errorf("%d renders waited for their script at once, more than JSMaxTabs (%d)", max, crawlpipe.JSMaxTabs)
 	}
 	if max < 2 {
 		t.Errorf("at most %d render at a time: the renders never ran side by side", max)

@@ -10,6 +10,7 @@ import (
 	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/frontier"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -55,7 +56,7 @@ func (m *Machine) clogLine(c *collection, k crawllog.Kind, line string) {
 
 // logStep makes the fetch, header, screened, postprocess and site lines of
 // a committed crawl step.
-func (m *Machine) logStep(c *collection, o *Outcome, rec *store.URIRecord, change string) {
+func (m *Machine) logStep(c *collection, o *crawlpipe.Outcome, rec *store.URIRecord, change string) {
 	now, j := m.now, o.Job
 	if o.RobotsFresh && m.logOn(c, crawllog.Site) {
 		if o.RobotsFailed != nil {
@@ -109,7 +110,7 @@ func (m *Machine) logStep(c *collection, o *Outcome, rec *store.URIRecord, chang
 // postAction names what post processing did with a document: stored (new),
 // modified, unchanged, duplicate (of detail), redirect (to detail),
 // deleted, error, excluded.
-func postAction(rec *store.URIRecord, change string, o *Outcome) (action, detail string) {
+func postAction(rec *store.URIRecord, change string, o *crawlpipe.Outcome) (action, detail string) {
 	switch rec.Status {
 	case store.StatusFetched:
 		return change, ""
@@ -132,7 +133,7 @@ func postAction(rec *store.URIRecord, change string, o *Outcome) (action, detail
 	return "unknown", ""
 }
 
-func errDetail(o *Outcome) string {
+func errDetail(o *crawlpipe.Outcome) string {
 	if o.Err != nil {
 		return o.Kind.String()
 	}
@@ -161,7 +162,7 @@ func (m *Machine) logSite(c *collection, site string, fields ...string) {
 // adaptiveHook is the frontier's Config.OnAdaptive of collection name
 // when its scheduler log is on: each site's adaptive rescheduling decision
 // becomes scheduler log lines.
-func (m *Machine) adaptiveHook(name string, s *Settings) func(frontier.AdaptiveSite) {
+func (m *Machine) adaptiveHook(name string, s *crawlpipe.Settings) func(frontier.AdaptiveSite) {
 	if !s.Logs.On(crawllog.Scheduler) {
 		return nil
 	}

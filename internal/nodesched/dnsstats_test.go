@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -21,7 +22,7 @@ func TestDNSStats(t *testing.T) {
 	}
 	defer st.Close()
 	now := time.Unix(1_700_000_000, 0)
-	m, err := NewMachine(MachineConfig{NodeID: "n1", Store: st, Env: Env{NodeID: "n1"}}, now)
+	m, err := NewMachine(MachineConfig{NodeID: "n1", Store: st, Env: crawlpipe.Env{NodeID: "n1"}}, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,15 @@
 //     fetches to start (Next), resolved host names (Resolved) and records
 //     to persist (Records) come out. It reads no clock, starts no
 //     goroutine and writes nothing (below, "The machine and the store").
-//   - Pipeline is what a fetch worker runs for one Job: robots.txt through the
-//     per-collection cache, politeness pacing per site and IP (robots.txt
-//     requests included), the fetch, extraction and link screening.
+//   - crawlpipe.Pipeline (the sub-package crawlpipe) is what a fetch worker
+//     runs for one Job: robots.txt through the per-collection cache,
+//     politeness pacing per site and IP (robots.txt requests included), the
+//     fetch, extraction, checksums and link screening. crawlpipe also
+//     compiles a collection's Settings. Its package comment states the
+//     interface both ways: Compile, Pipeline.Process(Job) -> Outcome and
+//     Screen in; nothing out but what a Job carries (internal/lint keeps
+//     crawlpipe from importing this package and the machine files from
+//     using the Pipeline).
 //   - Driver runs a Machine on the shared driver (loop.Driver) through
 //     runner, the loop.Machine that holds the machine and what the old
 //     event loop kept beside it: links to the multinode scheduler and the
@@ -23,6 +29,23 @@
 //     fetch workers (loop Work jobs), group commit (SyncWAL every second
 //     and at the end) and a dialer that resolves names through the
 //     multinode scheduler only.
+//
+// # Where things are
+//
+//   - The per-URI pipeline: the sub-package crawlpipe (fetch, robots.txt,
+//     pacing, access, sitemaps and RSS, use_javascript, extraction,
+//     screening, checksums, the compiled collection Settings).
+//   - The protocol machine: machine.go, machine_links.go, machine_ops.go,
+//     step.go (committing an Outcome), links.go, reliable.go, dsops.go,
+//     preempt.go, view.go, records.go; what it keeps of a step per option:
+//     access.go, extras.go, options.go, storage.go, reported.go,
+//     uridir.go, limits.go, crawllog.go, stats_persist.go, dnsstats.go;
+//     wireconfig.go (CMD_ADM_CONF_ADD to a config.Collection).
+//   - The driver: driver.go, runner.go, screener.go (screening off the
+//     loop), warc.go (WARC writers), diskspace_*.go.
+//   - The feeding side: feeding.go, feeding_anchors.go.
+//   - The admin backend: admin.go (what the machine answers) and the
+//     sub-package nsadmin (MS-FSCADM on top of it).
 //
 // # On the shared driver
 //
@@ -35,7 +58,7 @@
 //     down, then the URIs sent on the previous links within the resend
 //     window (reliable.go), all as Batch.Out.
 //   - A fetch is a Work job: Machine.Next's Job is the Spec, the Worker runs
-//     Pipeline.Process, and the Result event's Outcome goes to
+//     crawlpipe.Pipeline.Process, and the Result event's Outcome goes to
 //     Machine.Complete (Config.Observe sees it first). At most
 //     Config.Workers are in flight, so the driver's job queue stays empty.
 //   - Ready drains the machine once per batch: Tick, the fetches it has
@@ -82,11 +105,41 @@
 // store itself, which holds what was committed. The machine learns the
 // feeding chain's counts from the driver (SetFeedResults).
 //
+// Why the machine reads the store through View rather than being handed
+// read results as events (the decision, against a "read result" event in
+// the loop contract): the crawl state it consults per event (URI records,
+// routes, checksum owners, the frontier's queues, feeding marks) is far
+// larger than memory and is read many times per crawl step; a read as an
+// event would make every step a chain of round trips through the driver
+// for no gain in what the machine may do. The view keeps the machine
+// deterministic and free of I/O from its own point of view because of
+// three rules, which hold today:
+//
+//   - The view is the driver's, passed in once (MachineConfig.Store,
+//     wrapped by stagedView); the machine opens no store, never writes to
+//     Pebble and never syncs. Its writes are staged on the view and leave
+//     as records.
+//   - Every key the machine reads is written only by the machine: its own
+//     staged batches, committed by the driver in order (runner.apply)
+//     before any later event, so the view's contents are a function of the
+//     store it started on and of the events so far. The writers beside it
+//     stay out of its key spaces: the Feeding chain writes the outboxes
+//     (feed.Outbox keys under outboxPrefix, which the machine never reads),
+//     the fetch workers and the pipeline only read (crawlpipe, Job.Store).
+//   - Nothing the machine reads depends on when the driver committed: a
+//     staged write is visible to the machine's next read at once, whether
+//     or not Pebble has it yet.
+//
+// So a trace runs the machine on a fresh store of its own (a temporary
+// directory here; store.Options.FS takes an in-memory vfs) and replays the
+// same batches every time; a driver-side writer that starts writing a key
+// the machine reads breaks the second rule and must instead send the
+// machine an event.
+//
 // What is not on the contract yet: Machine keeps its own shape
 // (Handle/Tick/Complete in, Outputs/Next/CrawlLog/DeadPeers/Resolved/
-// Records drained) with runner as the adapter, reads the store through
-// View (not from memory alone), and logs through its own slog.Logger
-// rather than Batch.Logs.
+// Records drained) with runner as the adapter, and logs through its own
+// slog.Logger rather than Batch.Logs.
 //
 // Collections arrive as CMD_ADM_CONF_ADD (the PKT_DSPEC dictionary is turned
 // back into MS-FSCCFG XML and parsed by internal/config, CollectionFromWire)

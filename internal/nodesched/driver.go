@@ -19,6 +19,7 @@ import (
 	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/fetch"
 	"github.com/trawl/trawl/internal/loop"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/warc"
 )
@@ -86,10 +87,10 @@ type Config struct {
 	// Observe, if set, sees every finished crawl step on the event loop
 	// before it is committed (metrics, recent errors). It must not block
 	// or keep o.
-	Observe func(coll string, o *Outcome)
+	Observe func(coll string, o *crawlpipe.Outcome)
 	// Record, if set, sees every HTTP request the fetchers make, with the
 	// moment the politeness pacer let it start (Pipeline.Record; tests).
-	Record func(RequestLog)
+	Record func(crawlpipe.RequestLog)
 	// LogDir is the root of the collections' crawl logs (the log
 	// section; package crawllog): DataDir/logs when empty and DataDir is
 	// set, else no log files. LogMaxBytes and LogKeep: see
@@ -118,7 +119,7 @@ type Driver struct {
 	cfg  Config
 	log  *slog.Logger
 	now  func() time.Time
-	pipe *Pipeline
+	pipe *crawlpipe.Pipeline
 
 	// drv runs the machine (runner) while Run runs; started is closed
 	// once it is set, stopped when Run returns.
@@ -197,7 +198,7 @@ func New(cfg Config) *Driver {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	pipe := NewPipeline(cfg.Now, nil)
+	pipe := crawlpipe.NewPipeline(cfg.Now, nil)
 	pipe.Record = cfg.Record
 	if cfg.LogDir == "" && cfg.DataDir != "" {
 		cfg.LogDir = filepath.Join(cfg.DataDir, "logs")
@@ -311,7 +312,7 @@ func (d *Driver) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	if err != nil {
 		return nil, err
 	}
-	return &countingConn{Conn: c}, nil // WriteNet (wire.go)
+	return &crawlpipe.CountingConn{Conn: c}, nil // WriteNet (wire.go)
 }
 
 func (d *Driver) resolve(ctx context.Context, host string) (string, error) {
@@ -388,7 +389,7 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 	ws := newWARCSet(wctx, d.cfg.WARC, d.cfg.DataDir, d.cfg.NodeID, d.log)
 	d.warcs.Store(ws)
 	defer func() { wcancel(); ws.wait() }()
-	env := Env{Dial: d.dial, Transport: tr, Now: d.now, NodeID: d.cfg.NodeID, Key: d.cfg.Key, TLSConfig: d.cfg.TLSConfig, WARC: ws.writer}
+	env := crawlpipe.Env{Dial: d.dial, Transport: tr, Now: d.now, NodeID: d.cfg.NodeID, Key: d.cfg.Key, TLSConfig: d.cfg.TLSConfig, WARC: ws.writer}
 	var fd *Feeding
 	if d.cfg.Feed != nil {
 		fc := *d.cfg.Feed
@@ -478,7 +479,7 @@ func (d *Driver) Run(ctx context.Context) (err error) {
 		Dialer:  peerDialer{d: d},
 		Storage: loop.StorageFunc(func(_ context.Context, recs []any) error { return r.apply(st, fd, recs) }),
 		Worker: loop.WorkerFunc(func(ctx context.Context, spec any) (any, error) {
-			return d.pipe.Process(ctx, spec.(*Job)), nil
+			return d.pipe.Process(ctx, spec.(*crawlpipe.Job)), nil
 		}),
 		MaxWork: d.cfg.Workers,
 		Clock:   clock{now: d.now},

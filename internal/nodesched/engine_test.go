@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/webfarm"
 )
@@ -24,7 +25,7 @@ func TestMachineDeleteDropsQueued(t *testing.T) {
 	send := func(uris ...string) {
 		t.Helper()
 		for _, u := range uris {
-			if err := m.Handle(MNS, &cmt.UMURI{Collection: "c1", Entry: wireEntry(Link{URI: u}, "", 0)}, now); err != nil {
+			if err := m.Handle(MNS, &cmt.UMURI{Collection: "c1", Entry: wireEntry(crawlpipe.Link{URI: u}, "", 0)}, now); err != nil {
 				t.Fatal(err)
 			}
 		}

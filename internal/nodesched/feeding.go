@@ -19,6 +19,7 @@ import (
 	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/extract"
 	"github.com/trawl/trawl/internal/feed"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -418,7 +419,7 @@ func (m *Machine) feedDeleted(c *collection, b *store.Batch, uri string) error {
 
 // feedSetup is called when a collection is added or reconfigured (with
 // its compiled settings s and its feeding suspension state).
-func (m *Machine) feedSetup(name string, s *Settings, st FeedingState) error {
+func (m *Machine) feedSetup(name string, s *crawlpipe.Settings, st FeedingState) error {
 	if !m.cfg.Feeds {
 		return nil
 	}
@@ -528,7 +529,7 @@ func (m *Machine) feedAbsent(c *collection, b *store.Batch, uri string) ([]feed.
 // feedStep decides what a crawl step means for the index (see the
 // comment at the top of this file); the operations are kept in m.stepFeed
 // until Complete commits the step.
-func (m *Machine) feedStep(c *collection, b *store.Batch, rec *store.URIRecord, o *Outcome) error {
+func (m *Machine) feedStep(c *collection, b *store.Batch, rec *store.URIRecord, o *crawlpipe.Outcome) error {
 	m.stepFeed = nil
 	if !m.cfg.Feeds {
 		return nil
@@ -588,7 +589,7 @@ const maxDocLinks = 1000
 // URIs and normalized as the crawl normalizes URIs, each once, in document order, at most maxDocLinks: what
 // pp/ds_send_links sends to the indexing engine with the document. Links
 // are sent whether or not the crawl follows them (screening, nofollow).
-func docLinks(s *Settings, rec *store.URIRecord, body []byte) []string {
+func docLinks(s *crawlpipe.Settings, rec *store.URIRecord, body []byte) []string {
 	u, err := url.Parse(rec.URI)
 	if err != nil || len(body) == 0 {
 		return nil
@@ -618,7 +619,7 @@ func docLinks(s *Settings, rec *store.URIRecord, body []byte) []string {
 // noIndex reports whether a stored document carries a robots META noindex
 // that the collection obeys.
 func (m *Machine) noIndex(c *collection, rec *store.URIRecord, body []byte) bool {
-	if !c.s.CheckMetaRobots || !isHTML(rec.ContentType) {
+	if !c.s.CheckMetaRobots || !crawlpipe.IsHTML(rec.ContentType) {
 		return false
 	}
 	res := extract.Extract(body, extract.Options{ContentType: rec.ContentType, AgentName: c.s.AgentToken, MaxLinks: 1})

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -86,7 +87,7 @@ func (m *Machine) anchors(coll, uri string) []string {
 // step) under their targets: each target keeps at most maxAnchors
 // distinct texts, the oldest dropped first. Links to sites routed to
 // another node scheduler are left out (their documents are fed there).
-func (m *Machine) recordAnchors(c *collection, b *store.Batch, links []Link) error {
+func (m *Machine) recordAnchors(c *collection, b *store.Batch, links []crawlpipe.Link) error {
 	for _, l := range links {
 		a := cleanAnchor(l.Anchor)
 		if a == "" {

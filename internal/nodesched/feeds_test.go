@@ -18,6 +18,7 @@ import (
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/cmt/cmtconfig"
 	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -150,7 +151,7 @@ func TestCrawlSitemapIndexGzipText(t *testing.T) {
 				path, freq string
 				prio       float64
 			}{{"/only-in-sitemap/a.html", "daily", 0.8}, {"/only-in-sitemap/b.html", "never", -1}} {
-				e, ok, err := SitemapInfo(st, "acc", base+c.path)
+				e, ok, err := crawlpipe.SitemapInfo(st, "acc", base+c.path)
 				if err != nil || !ok || e.ChangeFreq != c.freq || e.Priority != c.prio {
 					t.Errorf("SitemapInfo(%s) = %+v, %v, %v; want changefreq %s priority %v", c.path, e, ok, err, c.freq, c.prio)
 				}

@@ -96,7 +96,7 @@ func (m *Machine) LimitMode(coll string) string {
 // limitsOn reports whether a collection has a limit or is held by one.
 func (m *Machine) limitsOn() bool {
 	for _, c := range m.colls {
-		if c.s.storage().limits.on() || c.lim.mode != "" {
+		if c.limits.on() || c.lim.mode != "" {
 			return true
 		}
 	}
@@ -111,7 +111,7 @@ func (m *Machine) checkLimits(now time.Time, disk bool) error {
 		m.lim.next = now.Add(m.limitInterval())
 		need := false
 		for _, c := range m.colls {
-			need = need || c.s.storage().limits.diskFree > 0
+			need = need || c.limits.diskFree > 0
 		}
 		if need {
 			freePct = m.readDiskFree()
@@ -145,7 +145,7 @@ func (m *Machine) readDiskFree() int {
 }
 
 func (m *Machine) checkCollectionLimits(c *collection, freePct int, now time.Time) error {
-	ls := c.s.storage().limits
+	ls := c.limits
 	if !ls.on() && c.lim.mode == "" {
 		return nil
 	}

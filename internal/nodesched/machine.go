@@ -14,6 +14,7 @@ import (
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/frontier"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/urls"
 )
 
@@ -56,9 +57,9 @@ type MachineConfig struct {
 	NodeID     string // this node scheduler's identifier (--id)
 	AdminHost  string // PKT_XMLRPCRT of CMD_UM_INIT
 	AdminPort  int32
-	DupServers int  // number of duplicate servers configured
-	Store      View // the crawl store (its staged view: view.go)
-	Env        Env  // dialer and clock for the compiled settings
+	DupServers int           // number of duplicate servers configured
+	Store      View          // the crawl store (its staged view: view.go)
+	Env        crawlpipe.Env // dialer and clock for the compiled settings
 	Logger     *slog.Logger
 	// KeepAlive is the keep-alive period of the links (KeepaliveInterval
 	// if 0); MaxMissedKeepAlives periods in a row without an answer drop a
@@ -105,7 +106,7 @@ type Machine struct {
 	out []Output
 	// ready are deferred re-extraction jobs released by Complete, served
 	// first by Next.
-	ready []*Job
+	ready []*crawlpipe.Job
 	// stepFeed holds the content operations of the step being committed.
 	stepFeed feedOps
 	// feedPuts and work are the records for the driver (records.go): the
@@ -202,7 +203,7 @@ type Reprocess struct {
 }
 
 type collection struct {
-	s *Settings
+	s *crawlpipe.Settings
 	// lastURI and siteLast are the most recent URIs requested (of the
 	// collection, of each site) since the last CMD_UM_STAT, which carries
 	// them as last_uri (MS-FSCADM LastUri on the multinode scheduler).
@@ -219,7 +220,7 @@ type collection struct {
 	// job whose URI was out when it was served, until that job completes
 	// (then it reads the stored result instead of fetching again).
 	flying   map[string]int
-	deferred map[string]*Job
+	deferred map[string]*crawlpipe.Job
 	stats    Counters
 	// sites are the counters by crawl site (the same names as stats; every
 	// increment goes to the collection and to one site); cur is the site
@@ -232,6 +233,10 @@ type collection struct {
 	// refreshOnly is CollectionEnableRefreshOnly: only URIs already in the
 	// store are fetched.
 	refreshOnly bool
+	// files are the collection's storage/uri_dir files (nil without
+	// uri_dir, uridir.go); limits its limits section (limits.go).
+	files  *uriFiles
+	limits limitSettings
 	// refeed is the refresh cycle whose fetches resubmit every document
 	// (an administrator's refetch, see feeding.go); refeedLoaded says
 	// whether it was read from the store.
@@ -379,7 +384,7 @@ func (m *Machine) Collections() []string {
 }
 
 // Settings returns the compiled settings of coll.
-func (m *Machine) Settings(coll string) *Settings {
+func (m *Machine) Settings(coll string) *crawlpipe.Settings {
 	if c := m.colls[coll]; c != nil {
 		return c.s
 	}
@@ -423,11 +428,16 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 	if c := m.colls[cc.Name]; c != nil {
 		return m.updateCollection(c, cc, now)
 	}
-	s, err := Compile(cc, m.cfg.Env)
+	s, err := crawlpipe.Compile(cc, m.cfg.Env)
 	if err != nil {
 		return err
 	}
-	if err := m.openURIDir(cc.Name, s); err != nil { // uridir.go
+	lim, err := collectionLimits(s) // storage.go
+	if err != nil {
+		return err
+	}
+	files, err := m.openURIDir(cc.Name, s) // uridir.go
+	if err != nil {
 		return err
 	}
 	feeding, refreshOnly, err := m.loadAdminModes(cc.Name) // admin.go
@@ -448,8 +458,8 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 		return fmt.Errorf("nodesched: collection %s: %w", cc.Name, err)
 	}
 	c := &collection{s: s, gen: 1, front: f, state: crawlState, quar: map[string]time.Time{},
-		inflight: map[string]int{}, flying: map[string]int{}, deferred: map[string]*Job{}, stats: Counters{},
-		sites: map[string]Counters{}, feeding: feeding, refreshOnly: refreshOnly}
+		inflight: map[string]int{}, flying: map[string]int{}, deferred: map[string]*crawlpipe.Job{}, stats: Counters{},
+		sites: map[string]Counters{}, feeding: feeding, refreshOnly: refreshOnly, files: files, limits: lim}
 	if err := m.loadStats(c); err != nil { // stats_persist.go
 		return err
 	}
@@ -465,11 +475,16 @@ func (m *Machine) AddCollection(cc *config.Collection, now time.Time) error {
 }
 
 func (m *Machine) updateCollection(c *collection, cc *config.Collection, now time.Time) error {
-	s, err := Compile(cc, m.cfg.Env)
+	s, err := crawlpipe.Compile(cc, m.cfg.Env)
 	if err != nil {
 		return err
 	}
-	if err := m.openURIDir(cc.Name, s); err != nil { // uridir.go
+	lim, err := collectionLimits(s) // storage.go
+	if err != nil {
+		return err
+	}
+	files, err := m.openURIDir(cc.Name, s) // uridir.go
+	if err != nil {
 		return err
 	}
 	// A resumption of a destination the configuration paused holds while
@@ -506,10 +521,10 @@ func (m *Machine) updateCollection(c *collection, cc *config.Collection, now tim
 	if err != nil {
 		return fmt.Errorf("nodesched: collection %s: %w", cc.Name, err)
 	}
-	c.s, c.front = s, f
+	c.s, c.front, c.files, c.limits = s, f, files, lim
 	c.gen++
 	c.inflight = map[string]int{}
-	c.flying, c.deferred = map[string]int{}, map[string]*Job{}
+	c.flying, c.deferred = map[string]int{}, map[string]*crawlpipe.Job{}
 	if s.UseDupServers {
 		for i := range m.ds {
 			m.setConfig(i, c)
@@ -533,15 +548,15 @@ func (m *Machine) queueStartURIs(c *collection, now time.Time) error {
 	return m.addLinks(c, now, links, nil, "")
 }
 
-func (m *Machine) startLinks(c *collection) []Link {
-	var links []Link
+func (m *Machine) startLinks(c *collection) []crawlpipe.Link {
+	var links []crawlpipe.Link
 	for _, raw := range c.s.StartURIs {
-		nu, ok := Screen(c.s, raw)
+		nu, ok := crawlpipe.Screen(c.s, raw)
 		if !ok {
 			m.log.Info("nodesched: start URI rejected by the rules", "collection", c.s.Name, "uri", raw)
 			continue
 		}
-		links = append(links, Link{URI: nu.String(), Site: urls.Site(nu), Flags: uint32(cmt.URIFStartURI)})
+		links = append(links, crawlpipe.Link{URI: nu.String(), Site: urls.Site(nu), Flags: uint32(cmt.URIFStartURI)})
 	}
 	return links
 }

@@ -8,19 +8,20 @@ import (
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/filter"
 	"github.com/trawl/trawl/internal/frontier"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/urls"
 )
 
 // addLinks queues links of own sites in the frontier (inside tx when given,
 // else in a transaction of its own) and sends the others to the multinode
 // scheduler as CMD_UM_URI.
-func (m *Machine) addLinks(c *collection, now time.Time, links []Link, tx *frontier.Tx, referrer string) error {
+func (m *Machine) addLinks(c *collection, now time.Time, links []crawlpipe.Link, tx *frontier.Tx, referrer string) error {
 	if c.cur == nil && tx == nil && len(links) > 0 {
 		// Not found in a document (start URIs, refetches): each link counts
 		// for its own site.
 		for _, l := range links {
 			c.cur = c.site(l.Site)
-			err := m.addLinks(c, now, []Link{l}, nil, referrer)
+			err := m.addLinks(c, now, []crawlpipe.Link{l}, nil, referrer)
 			c.cur = nil
 			if err != nil {
 				return err
@@ -34,7 +35,7 @@ func (m *Machine) addLinks(c *collection, now time.Time, links []Link, tx *front
 	}
 	var own []frontier.Entry
 	for _, l := range links {
-		if c.s.tooDeep(l.URI, l.Hops) {
+		if c.s.TooDeep(l.URI, l.Hops) {
 			c.count("too_deep", 1) // beyond its subcollection's crawlmode depth
 			continue
 		}
@@ -47,7 +48,7 @@ func (m *Machine) addLinks(c *collection, now time.Time, links []Link, tx *front
 		}
 		if o, _ := m.route(c.s.Name, l.Site); o {
 			own = append(own, frontier.Entry{URI: l.URI, Site: l.Site, Referrer: referrer, Hops: l.Hops, Redirects: l.Redirects,
-				URIFlags: l.Flags, Extra: encodeMeta(entryMeta{Redirects: l.Redirects, Flags: l.Meta, OffLang: l.OffLang})})
+				URIFlags: l.Flags, Extra: crawlpipe.EncodeMeta(crawlpipe.EntryMeta{Redirects: l.Redirects, Flags: l.Meta, OffLang: l.OffLang})})
 			continue
 		}
 		m.send(MNS, &cmt.UMURI{Collection: c.s.Name, Entry: wireEntry(l, referrer, c.front.Cycle())})
@@ -78,7 +79,7 @@ const (
 	extraOffLang   = "offlang" // entryMeta.OffLang (focused crawl)
 )
 
-func wireEntry(l Link, referrer string, cycle int64) cmt.Entry {
+func wireEntry(l crawlpipe.Link, referrer string, cycle int64) cmt.Entry {
 	e := cmt.Entry{URI: uriStructure(l.URI), Referrer: cmt.EmptyURIStructure(), Flags: cmt.URIFlags(l.Flags) | cmt.URIFUnscreened, Cycle: cycle}
 	if referrer != "" {
 		e.Referrer = uriStructure(referrer)
@@ -134,7 +135,7 @@ func (m *Machine) entryFromWire(c *collection, e *cmt.Entry, urgent bool) (front
 		if v := m.verdict; v != nil && v.s == c.s {
 			u, reason = v.nu, v.reason // screened off the loop (screener.go)
 		} else {
-			u, reason = screenReason(c.s, raw)
+			u, reason = crawlpipe.ScreenReason(c.s, raw)
 		}
 		if reason != "" {
 			c.count("uris_screened_out", 1)
@@ -147,7 +148,7 @@ func (m *Machine) entryFromWire(c *collection, e *cmt.Entry, urgent bool) (front
 	}
 	fe := frontier.Entry{URI: nu, Site: site, Referrer: e.Referrer.URI, URIFlags: uint32(e.Flags &^ cmt.URIFUnscreened),
 		QueueFlags: uint8(e.QueueFlags & 0x07)}
-	var meta entryMeta
+	var meta crawlpipe.EntryMeta
 	for _, x := range e.Extra {
 		if x.Key.Kind != cmt.ScalarString || x.Value.Kind != cmt.ScalarInt {
 			continue
@@ -161,8 +162,8 @@ func (m *Machine) entryFromWire(c *collection, e *cmt.Entry, urgent bool) (front
 			meta.OffLang = int(max(0, min(x.Value.Int, 1<<20)))
 		}
 	}
-	fe.Extra, fe.Redirects = encodeMeta(meta), meta.Redirects
-	if c.s.tooDeep(fe.URI, fe.Hops) {
+	fe.Extra, fe.Redirects = crawlpipe.EncodeMeta(meta), meta.Redirects
+	if c.s.TooDeep(fe.URI, fe.Hops) {
 		c.count("too_deep", 1)
 		return frontier.Entry{}, false
 	}

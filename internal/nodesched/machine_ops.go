@@ -8,6 +8,7 @@ import (
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/frontier"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 )
 
 func (m *Machine) addRoute(x *cmt.UMAddRoute, now time.Time) error {
@@ -61,16 +62,16 @@ func (m *Machine) askRoute(coll string) error {
 
 // refresh starts a refresh cycle (3.1.5.9) per the CONF_REFRESH bitmask.
 func (m *Machine) refresh(c *collection, flags cmt.RefreshFlags, now time.Time) error {
-	c.s = c.s.withFreshRobots()
+	c.s = c.s.WithFreshRobots()
 	links := m.startLinks(c)
 	if flags&cmt.RefreshStartURIsOnly != 0 && flags&(cmt.RefreshCollection|cmt.RefreshSubCollection|cmt.RefreshTruncateQueues) == 0 {
 		return m.addLinks(c, now, forceStart(links), nil, "")
 	}
 	var seeds []frontier.Entry
-	var others []Link
+	var others []crawlpipe.Link
 	for _, l := range links {
 		if own, _ := m.route(c.s.Name, l.Site); own {
-			seeds = append(seeds, frontier.Entry{URI: l.URI, Site: l.Site, URIFlags: l.Flags, Extra: encodeMeta(entryMeta{})})
+			seeds = append(seeds, frontier.Entry{URI: l.URI, Site: l.Site, URIFlags: l.Flags, Extra: crawlpipe.EncodeMeta(crawlpipe.EntryMeta{})})
 		} else {
 			others = append(others, l)
 		}
@@ -110,13 +111,13 @@ func (m *Machine) refresh(c *collection, flags cmt.RefreshFlags, now time.Time) 
 // queued again. A soft round waits (Postponed) while its URIs are queued.
 func (m *Machine) subRefresh(c *collection, k int, now time.Time, force bool) error {
 	var seeds []frontier.Entry
-	var others []Link
+	var others []crawlpipe.Link
 	for _, l := range m.startLinks(c) {
-		if c.s.subIndex(l.URI) != k {
+		if c.s.SubIndex(l.URI) != k {
 			continue
 		}
 		if own, _ := m.route(c.s.Name, l.Site); own {
-			seeds = append(seeds, frontier.Entry{URI: l.URI, Site: l.Site, URIFlags: l.Flags, Extra: encodeMeta(entryMeta{})})
+			seeds = append(seeds, frontier.Entry{URI: l.URI, Site: l.Site, URIFlags: l.Flags, Extra: crawlpipe.EncodeMeta(crawlpipe.EntryMeta{})})
 		} else {
 			others = append(others, l)
 		}
@@ -136,7 +137,7 @@ func (m *Machine) subRefresh(c *collection, k int, now time.Time, force bool) er
 	return m.addLinks(c, now, forceStart(others), nil, "")
 }
 
-func forceStart(l []Link) []Link {
+func forceStart(l []crawlpipe.Link) []crawlpipe.Link {
 	for i := range l {
 		l[i].Flags |= uint32(cmt.URIFForce)
 	}

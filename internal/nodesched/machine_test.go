@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -27,7 +28,7 @@ func newTestMachine(t *testing.T) (*Machine, time.Time) {
 	}
 	t.Cleanup(func() { st.Close() })
 	now := time.Unix(1_700_000_000, 0)
-	m, err := NewMachine(MachineConfig{NodeID: "n1", DupServers: 2, Store: st, Env: Env{NodeID: "n1"}}, now)
+	m, err := NewMachine(MachineConfig{NodeID: "n1", DupServers: 2, Store: st, Env: crawlpipe.Env{NodeID: "n1"}}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestMachineGrantDeniedAndURIRouting(t *testing.T) {
 	// Routed here: the URI comes back and is queued; serving it needs DNS
 	// and a grant.
 	_ = m.Handle(MNS, &cmt.UMAddRoute{Collection: "c1", NodeID: "n1", Site: "a.test", Addrs: []cmt.AddrInfo{{Family: 2, SockType: 1, IP: "127.0.0.7"}}, TTL: 60}, now)
-	_ = m.Handle(MNS, &cmt.UMURI{Collection: "c1", Entry: wireEntry(Link{URI: "http://a.test/"}, "", 0)}, now)
+	_ = m.Handle(MNS, &cmt.UMURI{Collection: "c1", Entry: wireEntry(crawlpipe.Link{URI: "http://a.test/"}, "", 0)}, now)
 	if _, ok, _ := m.Next(now); ok {
 		t.Fatal("served before the grant")
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/webfarm"
 )
@@ -96,7 +97,7 @@ type optCrawl struct {
 // startOptCrawl starts a node on the collections of xml, with clock now
 // (nil: real time) and request recorder rec (may be nil). It stops at the
 // end of the test.
-func startOptCrawl(t *testing.T, xml string, now func() time.Time, rec func(RequestLog)) *optCrawl {
+func startOptCrawl(t *testing.T, xml string, now func() time.Time, rec func(crawlpipe.RequestLog)) *optCrawl {
 	t.Helper()
 	return startCrawlWith(t, xml, func(c *Config) { c.Now, c.Record = now, rec })
 }
@@ -292,7 +293,7 @@ func TestCrawlVariableDelay(t *testing.T) {
 		clock.moveTo(time.Wednesday, 10, 0)
 		var mu sync.Mutex
 		var starts []time.Time
-		rec := func(r RequestLog) {
+		rec := func(r crawlpipe.RequestLog) {
 			mu.Lock()
 			starts = append(starts, r.Start)
 			mu.Unlock()
@@ -374,7 +375,7 @@ func TestCrawlMirrorSiteFiles(t *testing.T) {
 			base := fmt.Sprintf("http://www.mirror.test:%d", port)
 			c := startOptCrawl(t, optXML(optCollection("mir", base+"/", "mirror.test", extra)), nil, nil)
 			waitIdle(t, c.d, 60*time.Second)
-			got, err := Mirrors(c.st, "mir")
+			got, err := crawlpipe.Mirrors(c.st, "mir")
 			if err != nil {
 				t.Fatal(err)
 			}

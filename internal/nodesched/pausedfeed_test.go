@@ -10,6 +10,7 @@ import (
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -47,7 +48,7 @@ func TestFeedingPausedDestination(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := NewMachine(MachineConfig{NodeID: "n1", Store: st, Env: Env{NodeID: "n1"}}, now)
+		m, err := NewMachine(MachineConfig{NodeID: "n1", Store: st, Env: crawlpipe.Env{NodeID: "n1"}}, now)
 		if err != nil {
 			t.Fatal(err)
 		}

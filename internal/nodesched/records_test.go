@@ -6,6 +6,7 @@ import (
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -36,7 +37,7 @@ func TestMachineWritesOnlyRecords(t *testing.T) {
 	}
 	defer st.Close()
 	now := time.Unix(1_700_000_000, 0)
-	m, err := NewMachine(MachineConfig{NodeID: "n1", Store: st, Env: Env{NodeID: "n1"}}, now)
+	m, err := NewMachine(MachineConfig{NodeID: "n1", Store: st, Env: crawlpipe.Env{NodeID: "n1"}}, now)
 	if err != nil {
 		t.Fatal(err)
 	}

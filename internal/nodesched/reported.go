@@ -3,16 +3,12 @@ package nodesched
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/dlclark/regexp2"
-
-	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/feed"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -36,7 +32,7 @@ import (
 //	'm' "feed/e/" lp(collection) uri      -> kind ('d' or 't') document
 //
 // A list keeps its URIs in the order they were found, at most max_dupes
-// of them that ecl_override does not match, plus at most maxOverride that
+// of them that ecl_override does not match, plus at most MaxOverride that
 // it matches; a URI found when its list is full is not recorded (a later
 // crawl step of it records it if there is room then). An operation
 // reports, of each list, the first ds_max_ecl URIs that ecl_override does
@@ -49,80 +45,6 @@ import (
 // once per batch per document, and only when the reported lists change,
 // so a document is fed again at most about ds_max_ecl times for its
 // duplicates whatever their number.
-
-// Reporting holds the compiled pp/ds_meta_info, ds_max_ecl, max_dupes and
-// ecl_override of a collection.
-type Reporting struct {
-	Duplicates, Redirects, Mirrors, Metadata bool
-	// MaxECL caps the duplicates and the redirects reported (ecl_override
-	// matches aside); MaxDupes the ones recorded per document.
-	MaxECL, MaxDupes int
-	// Override is ecl_override (nil when unset).
-	Override *regexp2.Regexp
-}
-
-// Bounds of the reported lists.
-const (
-	// maxOverride caps the URIs matching ecl_override kept per list.
-	maxOverride = 1000
-	// maxMirrors caps the mirror URIs reported with one document.
-	maxMirrors = 1000
-	// maxListURIBytes caps one URI in a list.
-	maxListURIBytes = 64 << 10
-	// overrideTimeout bounds one ecl_override match.
-	overrideTimeout = 100 * time.Millisecond
-)
-
-// compileReporting compiles the pp section's reporting rows.
-func compileReporting(pp config.PPSection) (Reporting, error) {
-	r := Reporting{MaxECL: max(pp.DSMaxECL, 0), MaxDupes: max(pp.MaxDupes, 0)}
-	for _, v := range pp.DSMetaInfo {
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case "duplicates":
-			r.Duplicates = true
-		case "redirects":
-			r.Redirects = true
-		case "mirrors":
-			r.Mirrors = true
-		case "metadata":
-			r.Metadata = true
-		}
-	}
-	if pp.ECLOverride != nil && *pp.ECLOverride != "" {
-		re, err := config.CompileRegexp(*pp.ECLOverride)
-		if err != nil {
-			return r, fmt.Errorf("pp/ecl_override: %w", err)
-		}
-		re.MatchTimeout = overrideTimeout
-		r.Override = re
-	}
-	return r, nil
-}
-
-// overrides reports whether ecl_override matches uri.
-func (r *Reporting) overrides(uri string) bool {
-	if r.Override == nil {
-		return false
-	}
-	ok, err := r.Override.MatchString(uri)
-	return err == nil && ok
-}
-
-// report returns what an operation reports of a list.
-func (r *Reporting) report(list []string) []string {
-	var out []string
-	n := 0
-	for _, u := range list {
-		switch {
-		case r.overrides(u):
-			out = append(out, u)
-		case n < r.MaxECL:
-			out = append(out, u)
-			n++
-		}
-	}
-	return out
-}
 
 // List kinds, as stored in the reverse entries.
 const (
@@ -155,7 +77,7 @@ func encodeURIList(us []string) []byte {
 }
 
 // decodeURIList decodes encodeURIList's output, at most max URIs of at
-// most maxListURIBytes each.
+// most MaxListURIBytes each.
 func decodeURIList(b []byte, max int) ([]string, error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(max) || n > uint64(len(b)) {
@@ -165,7 +87,7 @@ func decodeURIList(b []byte, max int) ([]string, error) {
 	out := make([]string, 0, n)
 	for range n {
 		l, k := binary.Uvarint(b)
-		if k <= 0 || l > maxListURIBytes || l > uint64(len(b)-k) {
+		if k <= 0 || l > crawlpipe.MaxListURIBytes || l > uint64(len(b)-k) {
 			return nil, errors.New("nodesched: bad URI list")
 		}
 		out = append(out, string(b[k:k+int(l)]))
@@ -220,7 +142,7 @@ func (m *Machine) storedList(c *collection, kind byte, doc string) []string {
 	if err != nil || !ok {
 		return nil
 	}
-	us, err := decodeURIList(v, c.s.Reporting.MaxDupes+maxOverride+maxDupesSlack)
+	us, err := decodeURIList(v, c.s.Reporting.MaxDupes+crawlpipe.MaxOverride+maxDupesSlack)
 	if err != nil {
 		m.log.Warn("nodesched: reported URI list", "collection", c.s.Name, "uri", doc, "err", err)
 		return nil
@@ -281,13 +203,13 @@ func (m *Machine) setListed(c *collection, uri string, to listing) {
 	r := &c.s.Reporting
 	over, plain := 0, 0
 	for _, u := range l.cur {
-		if r.overrides(u) {
+		if r.Overrides(u) {
 			over++
 		} else {
 			plain++
 		}
 	}
-	if (r.overrides(uri) && over < maxOverride) || (!r.overrides(uri) && plain < r.MaxDupes) {
+	if (r.Overrides(uri) && over < crawlpipe.MaxOverride) || (!r.Overrides(uri) && plain < r.MaxDupes) {
 		l.cur = append(l.cur, uri)
 		ls.listed[uri] = to
 	}
@@ -320,52 +242,17 @@ func (m *Machine) reportLists(c *collection, op *feed.Operation) {
 	r := &c.s.Reporting
 	op.Duplicates, op.Redirects, op.Mirrors = nil, nil, nil
 	if r.Duplicates {
-		op.Duplicates = r.report(m.list(c, listDuplicates, op.URI))
+		op.Duplicates = r.Report(m.list(c, listDuplicates, op.URI))
 	}
 	if r.Redirects {
-		op.Redirects = r.report(m.list(c, listRedirects, op.URI))
+		op.Redirects = r.Report(m.list(c, listRedirects, op.URI))
 	}
 	if r.Mirrors {
-		op.Mirrors = c.s.mirrorURIs(op.URI)
+		op.Mirrors = c.s.MirrorURIs(op.URI)
 	}
 	if !r.Metadata {
 		op.Meta.Headers, op.Meta.LastModified = nil, time.Time{}
 	}
-}
-
-// mirrorURIs returns uri on every mirror site of its site
-// (mirror_site_files), sorted, at most maxMirrors.
-func (s *Settings) mirrorURIs(uri string) []string {
-	if s.Opt == nil || len(s.Opt.mirrors) == 0 {
-		return nil
-	}
-	u, err := url.Parse(uri)
-	if err != nil || u.Host == "" {
-		return nil
-	}
-	site, host, port := strings.ToLower(u.Host), strings.ToLower(u.Hostname()), u.Port()
-	var out []string
-	for mirror, pref := range s.Opt.mirrors {
-		mu := *u
-		switch {
-		case pref == site && strings.Contains(mirror, ":") == strings.Contains(pref, ":"):
-			mu.Host = mirror
-		case pref == host && !strings.Contains(mirror, ":"):
-			mu.Host = mirror
-			if port != "" {
-				mu.Host += ":" + port
-			}
-		default:
-			continue
-		}
-		out = append(out, mu.String())
-	}
-	slices.Sort(out)
-	out = slices.Compact(out)
-	if len(out) > maxMirrors {
-		out = out[:maxMirrors]
-	}
-	return out
 }
 
 // flushLists writes the lists the batch b changed and returns ops with
@@ -419,7 +306,7 @@ func (m *Machine) flushLists(c *collection, b *store.Batch, ops []feed.Operation
 			return ops, err
 		}
 		on := (at.kind == listDuplicates && r.Duplicates) || (at.kind == listRedirects && r.Redirects)
-		if on && !seen[at.doc] && !slices.Equal(r.report(l.orig), r.report(l.cur)) {
+		if on && !seen[at.doc] && !slices.Equal(r.Report(l.orig), r.Report(l.cur)) {
 			seen[at.doc] = true
 			dirty = append(dirty, at.doc)
 		}

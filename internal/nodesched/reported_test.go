@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -162,7 +163,7 @@ func TestFeedReportedURIs(t *testing.T) {
 // ecl_override) and the mirror URIs of a document (mirror_site_files).
 func TestReportingLists(t *testing.T) {
 	over := "keep"
-	r, err := compileReporting(config.PPSection{DSMetaInfo: []string{"duplicates", " Mirrors "}, DSMaxECL: 2, MaxDupes: 5, ECLOverride: &over})
+	r, err := crawlpipe.CompileReporting(config.PPSection{DSMetaInfo: []string{"duplicates", " Mirrors "}, DSMaxECL: 2, MaxDupes: 5, ECLOverride: &over})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestReportingLists(t *testing.T) {
 		t.Errorf("compileReporting: %+v", r)
 	}
 	bad := "("
-	if _, err := compileReporting(config.PPSection{ECLOverride: &bad}); err == nil {
+	if _, err := crawlpipe.CompileReporting(config.PPSection{ECLOverride: &bad}); err == nil {
 		t.Error("compileReporting accepted a bad ecl_override")
 	}
 	reports := []struct {
@@ -184,12 +185,12 @@ func TestReportingLists(t *testing.T) {
 	}
 	for _, tt := range reports {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, r.report(tt.list)); diff != "" {
+			if diff := cmp.Diff(tt.want, r.Report(tt.list)); diff != "" {
 				t.Errorf("report (-want +got):\n%s", diff)
 			}
 		})
 	}
-	s := &Settings{Opt: &crawlOptions{mirrors: map[string]string{
+	s := &crawlpipe.Settings{Opt: &crawlpipe.CrawlOptions{Mirrors: map[string]string{
 		"mirror1.example": "www.example", "mirror2.example": "www.example", "m.example:8080": "www.example:8080",
 		"other.example": "elsewhere.example",
 	}}}
@@ -204,7 +205,7 @@ func TestReportingLists(t *testing.T) {
 	}
 	for _, tt := range mirrors {
 		t.Run(tt.uri, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, s.mirrorURIs(tt.uri)); diff != "" {
+			if diff := cmp.Diff(tt.want, s.MirrorURIs(tt.uri)); diff != "" {
 				t.Errorf("mirrorURIs (-want +got):\n%s", diff)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/loop"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -130,7 +131,7 @@ func (r *runner) Step(ev loop.Event[cmt.Message]) {
 		}
 	case loop.Result:
 		r.inFlight--
-		o, _ := ev.Result.(*Outcome)
+		o, _ := ev.Result.(*crawlpipe.Outcome)
 		if o == nil || r.fatal != nil {
 			return
 		}

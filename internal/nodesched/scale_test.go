@@ -18,6 +18,7 @@ import (
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/cmt/cmtconfig"
 	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 )
 
 // scaleXML crawls slowly on purpose: every site may start a request only
@@ -98,7 +99,7 @@ func scaleMNS(ctx context.Context, t *testing.T, ln net.Listener, col *config.Co
 		for i := 0; i < n; i++ {
 			h := i % hosts
 			u := fmt.Sprintf("http://h%05d.scale.test:%d/section-%d/page-%08d.html", h, port, (i/hosts)%50, i)
-			e := wireEntry(Link{URI: u, Hops: 1}, "", 1)
+			e := wireEntry(crawlpipe.Link{URI: u, Hops: 1}, "", 1)
 			if err := send(&cmt.UMURI{Collection: "scale", Entry: e}); err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 )
 
 // URIs received from the multinode scheduler (CMD_UM_URI, CMD_UM_URI_URG)
@@ -28,7 +29,7 @@ const screenQueue = 4096
 // screenVerdict is the result of screening an entry's URI off the loop
 // with the collection settings s.
 type screenVerdict struct {
-	s      *Settings
+	s      *crawlpipe.Settings
 	nu     *url.URL
 	reason string
 }
@@ -36,7 +37,7 @@ type screenVerdict struct {
 type screenReq struct {
 	peer Peer
 	msg  cmt.Message
-	s    *Settings
+	s    *crawlpipe.Settings
 	raw  string
 }
 
@@ -74,7 +75,7 @@ func (sc *screeners) run(q chan screenReq) {
 		case <-sc.ctx.Done():
 			return
 		case r := <-q:
-			nu, reason := screenReason(r.s, r.raw)
+			nu, reason := crawlpipe.ScreenReason(r.s, r.raw)
 			if !sc.post(r, &screenVerdict{s: r.s, nu: nu, reason: reason}) {
 				return
 			}
@@ -85,7 +86,7 @@ func (sc *screeners) run(q chan screenReq) {
 // ToScreen returns, for a message whose entry the collection's rules must
 // screen (CMD_UM_URI and CMD_UM_URI_URG without URIFIgnoreRules, for a
 // collection that takes URIs), the collection, its settings and the URI.
-func (m *Machine) ToScreen(msg cmt.Message) (coll string, s *Settings, raw string, ok bool) {
+func (m *Machine) ToScreen(msg cmt.Message) (coll string, s *crawlpipe.Settings, raw string, ok bool) {
 	var e *cmt.Entry
 	switch x := msg.(type) {
 	case *cmt.UMURI:

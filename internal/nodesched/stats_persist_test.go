@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -44,7 +45,7 @@ func TestStatsPersistRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	c := &collection{s: &Settings{Name: "web"}, stats: stepCounters(60), sites: map[string]Counters{}}
+	c := &collection{s: &crawlpipe.Settings{Name: "web"}, stats: stepCounters(60), sites: map[string]Counters{}}
 	c.ps.seq = 7
 	c.site("a.test")["fetched"] = 3
 	c.site("b.test")["fetched"] = 4
@@ -127,7 +128,7 @@ func BenchmarkPersistStats(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	c := &collection{s: &Settings{Name: "web"}, stats: stepCounters(60), sites: map[string]Counters{}}
+	c := &collection{s: &crawlpipe.Settings{Name: "web"}, stats: stepCounters(60), sites: map[string]Counters{}}
 	maps.Copy(c.site("a.test"), stepCounters(40))
 	m := &Machine{st: st}
 	bytes := 0

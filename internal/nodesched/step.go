@@ -13,6 +13,7 @@ import (
 	"github.com/trawl/trawl/internal/extract"
 	"github.com/trawl/trawl/internal/fetch"
 	"github.com/trawl/trawl/internal/frontier"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -176,7 +177,7 @@ func (m *Machine) NextTimer() time.Time {
 // Next returns the next fetch to start at now, from the active collections
 // in turn. When none is ready, wake is when to ask again (zero: only an event
 // can help).
-func (m *Machine) Next(now time.Time) (job *Job, ok bool, wake time.Time) {
+func (m *Machine) Next(now time.Time) (job *crawlpipe.Job, ok bool, wake time.Time) {
 	m.now = now
 	for len(m.ready) > 0 {
 		j := m.ready[0]
@@ -210,7 +211,7 @@ func (m *Machine) Next(now time.Time) (job *Job, ok bool, wake time.Time) {
 			continue
 		}
 		c.inflight[fe.Site]++
-		j := &Job{S: c.s.For(fe.URI), Gen: c.gen, Fetch: fe, Meta: decodeMeta(fe.Extra)}
+		j := &crawlpipe.Job{S: c.s.For(fe.URI), Gen: c.gen, Fetch: fe, Meta: crawlpipe.DecodeMeta(fe.Extra)}
 		// A fresh URI (never queued before) has no record: skip the lookup.
 		if !fe.Fresh {
 			if rec, ok, err := m.st.URI(c.s.Name, fe.URI); err == nil && ok {
@@ -243,7 +244,7 @@ func (m *Machine) Next(now time.Time) (job *Job, ok bool, wake time.Time) {
 // frontier's Done and the links of own sites in one store batch; links of
 // other sites go to the multinode scheduler, the checksum to the duplicate
 // server.
-func (m *Machine) Complete(o *Outcome, now time.Time) error {
+func (m *Machine) Complete(o *crawlpipe.Outcome, now time.Time) error {
 	m.now = now
 	j := o.Job
 	if o.Kind == fetch.KindCanceled && o.Err != nil {
@@ -329,7 +330,7 @@ func (m *Machine) Complete(o *Outcome, now time.Time) error {
 	if err := m.flushSendLinks(now); err != nil {
 		return err
 	}
-	if c.s.storage().limits.maxDoc > 0 {
+	if c.limits.maxDoc > 0 {
 		if err := m.checkCollectionLimits(c, -1, now); err != nil { // limits.go
 			return err
 		}
@@ -348,7 +349,7 @@ func (m *Machine) dsFor(cs cmt.Checksum) Peer {
 
 // record writes the URI record and document of a step into the batch and
 // returns what the frontier needs and the links to queue.
-func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Time, ppdup *[]*cmt.PPDUPAdd) (frontier.Result, []Link, error) {
+func (m *Machine) record(c *collection, tx *frontier.Tx, o *crawlpipe.Outcome, now time.Time, ppdup *[]*cmt.PPDUPAdd) (frontier.Result, []crawlpipe.Link, error) {
 	j, s, b := o.Job, o.Job.S, tx.Batch()
 	name := s.Name
 	m.stepFeed = nil
@@ -361,14 +362,14 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 		rec = &p
 		rec.Hops = j.Fetch.Hops
 	}
-	var links []Link
+	var links []crawlpipe.Link
 	if o.RobotsFresh && s.UseSitemaps {
 		for _, sm := range o.Sitemaps {
-			nu, ok := screenSitemap(s, sm)
+			nu, ok := crawlpipe.ScreenSitemap(s, sm)
 			if !ok || hostOf(urlSite(nu)) != hostOf(j.Fetch.Site) {
 				continue
 			}
-			links = append(links, Link{URI: nu.String(), Site: j.Fetch.Site, Flags: uint32(cmt.URIFSitemap)})
+			links = append(links, crawlpipe.Link{URI: nu.String(), Site: j.Fetch.Site, Flags: uint32(cmt.URIFSitemap)})
 		}
 	}
 	switch o.Skipped {
@@ -392,7 +393,7 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 	if o.Err != nil && o.Kind == fetch.KindCanceled {
 		// Shutting down: the entry stays queued (no Done would be right, but
 		// the step must end; Skipped leaves no trace in the store).
-		return frontier.Result{Outcome: frontier.Skipped}, links, errStopped
+		return frontier.Result{Outcome: frontier.Skipped}, links, crawlpipe.ErrStopped
 	}
 	if o.Reextracted {
 		// A shorter path to a URI fetched earlier in this cycle: its links
@@ -476,7 +477,7 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 		if ok && act.Retry > 0 && rec.RetryCount < act.Retry {
 			rec.RetryCount++
 			c.count("retries", 1)
-			links = append(links, Link{URI: rec.URI, Site: rec.Site, Hops: j.Fetch.Hops, Redirects: j.Meta.Redirects, Flags: uint32(cmt.URIFForce)})
+			links = append(links, crawlpipe.Link{URI: rec.URI, Site: rec.Site, Hops: j.Fetch.Hops, Redirects: j.Meta.Redirects, Flags: uint32(cmt.URIFForce)})
 		}
 	} else {
 		rec.RetryCount = 0
@@ -499,7 +500,7 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *Outcome, now time.Ti
 
 func urlSite(u *url.URL) string { return u.Host }
 
-func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRecord, o *Outcome, now time.Time, result *frontier.Result, ppdup *[]*cmt.PPDUPAdd) error {
+func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRecord, o *crawlpipe.Outcome, now time.Time, result *frontier.Result, ppdup *[]*cmt.PPDUPAdd) error {
 	s, name := o.Job.S, o.Job.S.Name
 	old, hadOld := rec.Checksum, rec.HasChecksum && o.Job.Prev != nil && o.Job.Prev.LastFetched.After(time.Time{})
 	rec.ErrorCount = 0
@@ -563,7 +564,7 @@ func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRec
 	rec.Checksum, rec.HasChecksum = o.Checksum, o.HasChecksum
 	rec.Status = store.StatusFetched
 	rec.Owner = ""
-	if o.HasChecksum && s.storage().diffCheck { // diffcheck off: no duplicate detection (storage.go)
+	if o.HasChecksum && s.StorageOrDefault().DiffCheck { // diffcheck off: no duplicate detection (storage.go)
 		// The keys that decide duplicates: the checksum, or the band keys
 		// under near_duplicate_detection (a duplicate shares any one).
 		keys := [][16]byte{o.Checksum}
@@ -707,13 +708,13 @@ func (m *Machine) removeOK(c *collection, x *cmt.PPDUPRemoveOK) error {
 // promote is PPDUP_PROMOTE_REQ (3.1.5.25): recrawl every URI with the
 // checksum, flagged URIF_PROMOTE.
 func (m *Machine) promote(c *collection, x *cmt.PPDUPPromoteReq, now time.Time) error {
-	var links []Link
+	var links []crawlpipe.Link
 	err := m.st.ChecksumURIs(c.s.Name, [16]byte(x.Checksum), func(uri string) error {
 		rec, ok, err := m.st.URI(c.s.Name, uri)
 		if err != nil || !ok {
 			return err
 		}
-		links = append(links, Link{URI: uri, Site: rec.Site, Hops: rec.Hops, Flags: uint32(cmt.URIFPromote | cmt.URIFForce)})
+		links = append(links, crawlpipe.Link{URI: uri, Site: rec.Site, Hops: rec.Hops, Flags: uint32(cmt.URIFPromote | cmt.URIFForce)})
 		return nil
 	})
 	if err != nil {
@@ -730,7 +731,7 @@ func (m *Machine) promote(c *collection, x *cmt.PPDUPPromoteReq, now time.Time) 
 // HTML (recomputed: the record keeps only the checksum). A document whose
 // body is gone falls back to the checksum.
 func (m *Machine) dupKeys(c *collection, uri string, sum [16]byte, contentType string) [][16]byte {
-	if c.s.NearDuplicates && isHTML(contentType) {
+	if c.s.NearDuplicates && crawlpipe.IsHTML(contentType) {
 		if body, ok, err := m.st.Document(c.s.Name, uri); err == nil && ok {
 			res := extract.Extract(body, extract.Options{Kinds: c.s.Kinds, AgentName: c.s.AgentToken, ContentType: contentType})
 			if keys := extract.NearKeys(res, c.s.UseMetaCsum, c.s.CsumCutOff); len(keys) > 0 {

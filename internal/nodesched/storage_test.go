@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/index"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -79,7 +80,7 @@ func TestCrawlStorage(t *testing.T) {
     ` + tc.xml
 			var extracted atomic.Int64 // without storage/uri_dir no outcome lists its links for a file
 			c := startCrawlWith(t, optXML(optCollection("st", base+"/", "store.test", extra)), func(dc *Config) {
-				dc.Observe = func(_ string, o *Outcome) {
+				dc.Observe = func(_ string, o *crawlpipe.Outcome) {
 					if o.Extracted != nil {
 						extracted.Add(1)
 					}

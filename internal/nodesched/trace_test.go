@@ -16,6 +16,7 @@ import (
 	"github.com/trawl/trawl/internal/crawllog"
 	"github.com/trawl/trawl/internal/loop"
 	"github.com/trawl/trawl/internal/loop/looptest"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -46,7 +47,7 @@ func TestTraces(t *testing.T) {
 // fetches it printed, for "done".
 type traceHarness struct {
 	st   *store.Store
-	jobs map[uint64]*Job
+	jobs map[uint64]*crawlpipe.Job
 }
 
 func (h *traceHarness) New(t *testing.T, d *datadriven.TestData) loop.Machine[cmt.Message] {
@@ -57,7 +58,7 @@ func (h *traceHarness) New(t *testing.T, d *datadriven.TestData) loop.Machine[cm
 	}
 	t.Cleanup(func() { st.Close() })
 	h.st = st
-	m, err := NewMachine(MachineConfig{NodeID: "n1", DupServers: 1, Store: st, Env: Env{NodeID: "n1"}}, looptest.Start)
+	m, err := NewMachine(MachineConfig{NodeID: "n1", DupServers: 1, Store: st, Env: crawlpipe.Env{NodeID: "n1"}}, looptest.Start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func (h *traceHarness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Even
 			return nil, fmt.Errorf("no fetch %d", id)
 		}
 		delete(h.jobs, uint64(id))
-		return []loop.Event[cmt.Message]{{Kind: loop.Result, Job: uint64(id), Result: &Outcome{Job: j, Status: status}}}, nil
+		return []loop.Event[cmt.Message]{{Kind: loop.Result, Job: uint64(id), Result: &crawlpipe.Outcome{Job: j, Status: status}}}, nil
 	case "close":
 		return []loop.Event[cmt.Message]{{Kind: loop.Closed, Peer: peer(), Err: errors.New("connection reset")}}, nil
 	case "dial-failed":
@@ -194,9 +195,9 @@ func (h *traceHarness) Format(b loop.Batch[cmt.Message]) string {
 		}
 	}
 	for _, j := range b.Work {
-		if job, ok := j.Spec.(*Job); ok {
+		if job, ok := j.Spec.(*crawlpipe.Job); ok {
 			if h.jobs == nil {
-				h.jobs = map[uint64]*Job{}
+				h.jobs = map[uint64]*crawlpipe.Job{}
 			}
 			h.jobs[j.ID] = job
 			fmt.Fprintf(&sb, "fetch %d: %s\n", j.ID, job.Fetch.URI)

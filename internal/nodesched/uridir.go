@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/trawl/trawl/internal/extract"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -66,19 +66,6 @@ type uriFiles struct {
 
 // uriFileExt is the extension of a document's URI file.
 const uriFileExt = ".uris"
-
-// uriDirValue is the uri_dir a collection sets ("" when none: unset, empty
-// or the table's default "none").
-func uriDirValue(v *string) string {
-	if v == nil {
-		return ""
-	}
-	d := strings.TrimSpace(*v)
-	if d == "none" {
-		return ""
-	}
-	return d
-}
 
 // openURIFiles resolves dir (relative to base) for collection coll and
 // creates it with its .tmp directory.
@@ -195,38 +182,6 @@ func (u *uriFiles) remove(doc string) (bool, error) {
 	return err == nil, err
 }
 
-// extractedURIs are the links of an HTML document for its URI file: every
-// link res holds, resolved against base and normalized, in document order
-// without repeats (those that do not resolve or normalize are left out).
-func extractedURIs(s *Settings, base *url.URL, res *extract.Result) []string {
-	out := make([]string, 0, len(res.Links))
-	seen := make(map[string]bool, len(res.Links))
-	for _, l := range res.Links {
-		t, err := res.Resolve(base, l.URL)
-		if err != nil {
-			continue
-		}
-		nu, err := s.Normalizer.Normalize(t.String(), nil)
-		if err != nil {
-			continue
-		}
-		if k := nu.String(); !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// uriFilesOn reports whether the collection of s keeps URI files (the
-// pipeline then lists a document's extracted URIs in Outcome.Extracted).
-func (s *Settings) uriFilesOn() bool {
-	if s.root != nil {
-		s = s.root
-	}
-	return s.storage().uriDir != ""
-}
-
 // uriFileCounts are the counters of a collection's URI files, kept by
 // the goroutine that writes them and added to the collection's counters
 // by syncURIFileCounters.
@@ -238,27 +193,26 @@ type uriFileCounts struct {
 // settings s: the directory is made at once (an error names the parameter
 // and the directory); files a crash left half written are cleared before
 // the first file is written.
-func (m *Machine) openURIDir(name string, s *Settings) error {
-	ss := s.storage()
-	if ss.uriDir == "" {
-		return nil
+func (m *Machine) openURIDir(name string, s *crawlpipe.Settings) (*uriFiles, error) {
+	ss := s.StorageOrDefault()
+	if ss.URIDir == "" {
+		return nil, nil
 	}
-	u, err := openURIFiles(ss.uriDir, m.st.Dir(), name)
+	u, err := openURIFiles(ss.URIDir, m.st.Dir(), name)
 	if err != nil {
-		return fmt.Errorf("nodesched: collection %s: storage/uri_dir %q: %w", name, ss.uriDir, err)
+		return nil, fmt.Errorf("nodesched: collection %s: storage/uri_dir %q: %w", name, ss.URIDir, err)
 	}
 	u.counts = &uriFileCounts{}
-	if c := m.colls[name]; c != nil && c.s.storage().files != nil {
-		u.counts = c.s.storage().files.counts // a reconfiguration: the same counters
+	if c := m.colls[name]; c != nil && c.files != nil {
+		u.counts = c.files.counts // a reconfiguration: the same counters
 	}
-	ss.files = u
 	m.offload(func() {
 		if err := u.clean(); err != nil {
 			m.log.Warn("nodesched: storage/uri_dir: clearing the temporary files", "collection", name, "dir", u.tmp, "err", err)
 		}
 	})
 	m.log.Info("nodesched: writing the extracted URIs of every document", "collection", name, "dir", u.dir)
-	return nil
+	return u, nil
 }
 
 // offload leaves f for the driver's file writer, after the store writes
@@ -268,8 +222,8 @@ func (m *Machine) offload(f func()) { m.work = append(m.work, uriDirWork{f}) }
 // uriFileStep schedules, once the step's batch b commits, what the step
 // means for the document's URI file (see the top of this file). rec is the
 // record as the step leaves it.
-func (m *Machine) uriFileStep(c *collection, b *store.Batch, rec *store.URIRecord, o *Outcome) {
-	u := c.s.storage().files
+func (m *Machine) uriFileStep(c *collection, b *store.Batch, rec *store.URIRecord, o *crawlpipe.Outcome) {
+	u := c.files
 	if u == nil {
 		return
 	}
@@ -306,7 +260,7 @@ func (m *Machine) uriFileStep(c *collection, b *store.Batch, rec *store.URIRecor
 // uriFileGone schedules the removal of uri's file once b, which deletes
 // its record, commits.
 func (m *Machine) uriFileGone(c *collection, b *store.Batch, uri string) {
-	if u := c.s.storage().files; u != nil {
+	if u := c.files; u != nil {
 		name := c.s.Name
 		b.OnCommit(func() { m.offload(func() { m.uriFileRemove(name, u, uri) }) })
 	}
@@ -320,7 +274,7 @@ func (m *Machine) uriFileRemove(name string, u *uriFiles, uri string) {
 // uriFilesRemoved schedules the removal of the URI files of a collection
 // that b removes.
 func (m *Machine) uriFilesRemoved(c *collection, b *store.Batch) {
-	if u := c.s.storage().files; u != nil {
+	if u := c.files; u != nil {
 		name := c.s.Name
 		b.OnCommit(func() {
 			m.offload(func() {
@@ -348,7 +302,7 @@ func (m *Machine) uriFileDone(name string, u *uriFiles, uri string, done bool, e
 // since the last call to its counters (uri_files_written,
 // uri_files_removed, uri_files_failed; collection only).
 func (m *Machine) syncURIFileCounters(c *collection) {
-	u := c.s.storage().files
+	u := c.files
 	if u == nil {
 		return
 	}

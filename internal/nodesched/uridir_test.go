@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 	"github.com/trawl/trawl/internal/webfarm"
 )
@@ -111,7 +112,7 @@ func checkURIFiles(t *testing.T, r *crawlRun, dir string, cycleOf func(*store.UR
 			return nil
 		}
 		want := []string{}
-		if isHTML(rec.ContentType) {
+		if crawlpipe.IsHTML(rec.ContentType) {
 			html++
 			want = farmLinks(t, r.farm, r.crawl, rec.URI, cycleOf(rec), rec.Size)
 		}
@@ -308,7 +309,7 @@ func TestURIDirConfig(t *testing.T) {
 				}
 			}
 			if tc.wantDir == "" {
-				if m.Settings("c1").storage().files != nil {
+				if m.colls["c1"].files != nil {
 					t.Error("URI files on")
 				}
 				return

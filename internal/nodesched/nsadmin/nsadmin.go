@@ -34,6 +34,7 @@ import (
 	"github.com/trawl/trawl/internal/crawladmin"
 	"github.com/trawl/trawl/internal/fetch"
 	"github.com/trawl/trawl/internal/nodesched"
+	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/stats"
 )
 
@@ -220,8 +221,8 @@ func (e Engine) ConfigXML(ctx context.Context, coll string) (string, error) {
 // Observe returns the node scheduler's Observe hook (nodesched.Config):
 // it records each finished request as the collection's LastUri, its
 // duration in m (when not nil), and failed fetches on the status page.
-func Observe(b *crawladmin.Backend, m *admin.Metrics) func(coll string, o *nodesched.Outcome) {
-	return func(coll string, o *nodesched.Outcome) {
+func Observe(b *crawladmin.Backend, m *admin.Metrics) func(coll string, o *crawlpipe.Outcome) {
+	return func(coll string, o *crawlpipe.Outcome) {
 		if m != nil && o.Skipped == "" {
 			m.ObserveFetch(coll, o.Duration)
 		}

@@ -1,4 +1,4 @@
-package nodesched
+package crawlpipe
 
 import (
 	"context"
@@ -66,7 +66,7 @@ func TestSentCounter(t *testing.T) {
 				if err != nil {
 					return nil, err
 				}
-				return &countingConn{Conn: c}, nil
+				return &CountingConn{Conn: c}, nil
 			}
 			tr := fetch.NewTransport(fetch.Options{Dial: dial, TLSConfig: &tls.Config{InsecureSkipVerify: true}})
 			f, err := fetch.New(fetch.Options{Transport: tr})
@@ -75,9 +75,9 @@ func TestSentCounter(t *testing.T) {
 			}
 			var total int64
 			for i, path := range []string{"/a", "/b?x=1", "/c"} {
-				var s sentCounter
+				var s SentCounter
 				ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
-					GotConn: s.gotConn, GotFirstResponseByte: s.gotFirstByte})
+					GotConn: s.GotConn, GotFirstResponseByte: s.GotFirstByte})
 				if _, err := f.Fetch(ctx, fetch.Request{URL: srv.URL + path}); err != nil {
 					t.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package nodesched
+package crawlpipe
 
 import (
 	"context"

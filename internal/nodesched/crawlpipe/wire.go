@@ -1,4 +1,4 @@
-package nodesched
+package crawlpipe
 
 import (
 	"net"
@@ -9,7 +9,7 @@ import (
 
 // This file counts the bytes a node scheduler sends on its HTTP and HTTPS
 // connections (MS-FSCADM WriteNet): the fetchers' dialer wraps every
-// connection in a countingConn, and a request's HTTP trace takes the
+// connection in a CountingConn, and a request's HTTP trace takes the
 // connection's count when it gets the connection and again when the first
 // byte of the response arrives (the request is then written and flushed;
 // net/http's WroteRequest comes before the flush). A connection carries
@@ -19,15 +19,15 @@ import (
 // request's. A request that got no response is counted when the step ends
 // (its connection is closed, not reused).
 
-// countingConn is a net.Conn that counts the bytes written to it.
-type countingConn struct {
+// CountingConn is a net.Conn that counts the bytes written to it.
+type CountingConn struct {
 	net.Conn
 	written atomic.Int64
 }
 
 // Write counts p before it writes it: the peer may answer, and the
 // response's first byte reach the trace, before Write returns.
-func (c *countingConn) Write(p []byte) (int, error) {
+func (c *CountingConn) Write(p []byte) (int, error) {
 	c.written.Add(int64(len(p)))
 	n, err := c.Conn.Write(p)
 	if n < len(p) {
@@ -37,14 +37,14 @@ func (c *countingConn) Write(p []byte) (int, error) {
 }
 
 // NetConn returns the wrapped connection.
-func (c *countingConn) NetConn() net.Conn { return c.Conn }
+func (c *CountingConn) NetConn() net.Conn { return c.Conn }
 
-// countingOf finds the countingConn under c (through TLS and other
+// countingOf finds the CountingConn under c (through TLS and other
 // wrappers that expose NetConn), or nil.
-func countingOf(c net.Conn) *countingConn {
+func countingOf(c net.Conn) *CountingConn {
 	for range 8 {
 		switch x := c.(type) {
-		case *countingConn:
+		case *CountingConn:
 			return x
 		case interface{ NetConn() net.Conn }:
 			c = x.NetConn()
@@ -55,17 +55,17 @@ func countingOf(c net.Conn) *countingConn {
 	return nil
 }
 
-// sentCounter adds up the bytes written for the requests of one crawl
+// SentCounter adds up the bytes written for the requests of one crawl
 // step (redirects included).
-type sentCounter struct {
+type SentCounter struct {
 	mu    sync.Mutex
-	conn  *countingConn
+	conn  *CountingConn
 	base  int64
 	total int64
 }
 
-// gotConn is the trace's GotConn part.
-func (s *sentCounter) gotConn(info httptrace.GotConnInfo) {
+// GotConn is the trace's GotConn part.
+func (s *SentCounter) GotConn(info httptrace.GotConnInfo) {
 	cc := countingOf(info.Conn)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -75,8 +75,8 @@ func (s *sentCounter) gotConn(info httptrace.GotConnInfo) {
 	}
 }
 
-// gotFirstByte is the trace's GotFirstResponseByte part.
-func (s *sentCounter) gotFirstByte() {
+// GotFirstByte is the trace's GotFirstResponseByte part.
+func (s *SentCounter) GotFirstByte() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.conn != nil {
@@ -86,7 +86,7 @@ func (s *sentCounter) gotFirstByte() {
 }
 
 // Total returns the bytes counted, once the requests are over.
-func (s *sentCounter) Total() int64 {
+func (s *SentCounter) Total() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.conn != nil {

@@ -1,4 +1,4 @@
-package nodesched
+package crawlpipe
 
 import (
 	"net/url"
@@ -72,7 +72,7 @@ func decodeSitemapEntry(uri string, b []byte) (SitemapEntry, bool) {
 }
 
 // SitemapInfo returns what the sitemaps of collection said about uri.
-func SitemapInfo(st *store.Store, collection, uri string) (SitemapEntry, bool, error) {
+func SitemapInfo(st Store, collection, uri string) (SitemapEntry, bool, error) {
 	b, ok, err := st.Meta(sitemapMetaKey(collection, uri))
 	if err != nil || !ok {
 		return SitemapEntry{}, false, err
@@ -81,8 +81,8 @@ func SitemapInfo(st *store.Store, collection, uri string) (SitemapEntry, bool, e
 	return e, ok, nil
 }
 
-// putSitemapInfo writes the entries a sitemap step found into its batch.
-func putSitemapInfo(b *store.Batch, collection string, es []SitemapEntry) error {
+// PutSitemapInfo writes the entries a sitemap step found into its batch.
+func PutSitemapInfo(b *store.Batch, collection string, es []SitemapEntry) error {
 	for _, e := range es {
 		if e.ChangeFreq == "" && e.Priority < 0 {
 			continue
@@ -106,7 +106,7 @@ type adaptiveScore struct {
 	sw     config.SitemapWeightsSection
 	name   string
 	markup []string
-	st     atomic.Pointer[store.Store]
+	st     atomic.Pointer[storeRef]
 
 	mu   sync.Mutex
 	memo map[string]float64 // store-derived part per URI (bounded)
@@ -118,9 +118,12 @@ func newAdaptiveScore(name string, eff *config.Effective, markup []string) *adap
 	return &adaptiveScore{w: eff.Weights(), sw: eff.SitemapWeights(), name: name, markup: markup, memo: map[string]float64{}}
 }
 
-func (a *adaptiveScore) bind(st *store.Store) {
+// storeRef holds the Store an adaptiveScore reads.
+type storeRef struct{ Store }
+
+func (a *adaptiveScore) bind(st Store) {
 	if st != nil && a.st.Load() == nil {
-		a.st.Store(st)
+		a.st.Store(&storeRef{st})
 	}
 }
 

@@ -1,4 +1,4 @@
-package nodesched
+package crawlpipe
 
 import (
 	"context"
@@ -58,7 +58,7 @@ type Settings struct {
 	Feeds                              *Feeds         // sitemaps and RSS (extras.go)
 	Score                              *adaptiveScore // adaptive refresh ranking (sitemaps.go)
 	JS                                 *JavaScript    // use_javascript (javascript.go)
-	Opt                                *crawlOptions  // variable_delay, mirrors, focused, send_links_to (options.go)
+	Opt                                *CrawlOptions  // variable_delay, mirrors, focused, send_links_to (options.go)
 
 	FetchOptions    fetch.Options
 	Fetcher         *fetch.Fetcher
@@ -91,7 +91,7 @@ type Settings struct {
 	PPDup     cmt.Collection // the ppdup section only, for PPDUP_SET_CONFIG
 	Frontier  frontier.Config
 
-	Storage *storageSettings // diffcheck, storage and limits (storage.go, limits.go)
+	Storage *StorageSettings // diffcheck, storage and limits (storage.go, limits.go)
 	// WARC writes what is fetched to WARC files (the warc section or
 	// trawl run --warc; warc.go); nil when off.
 	WARC *warc.Writer
@@ -222,13 +222,13 @@ func Compile(c *config.Collection, env Env) (*Settings, error) {
 	}
 	s.Frontier.SiteDelay = s.siteDelay
 	s.Frontier.SiteMaxDoc = s.siteMaxDoc
-	s.Frontier.SubOf = s.subIndex
+	s.Frontier.SubOf = s.SubIndex
 	return s, nil
 }
 
-// subIndex is the index in s.Subs of the subcollection For(uri) picks, or
+// SubIndex is the index in s.Subs of the subcollection For(uri) picks, or
 // -1 for the collection's own URIs.
-func (s *Settings) subIndex(uri string) int {
+func (s *Settings) SubIndex(uri string) int {
 	if s.root != nil {
 		s = s.root
 	}
@@ -275,9 +275,9 @@ func (s *Settings) siteMaxDoc(site string) int {
 	return s.Frontier.MaxDoc
 }
 
-// tooDeep reports whether a link of hops is beyond the crawlmode depth of
+// TooDeep reports whether a link of hops is beyond the crawlmode depth of
 // the settings its URI falls under (the frontier keeps only the widest).
-func (s *Settings) tooDeep(uri string, hops int) bool {
+func (s *Settings) TooDeep(uri string, hops int) bool {
 	if len(s.Subs) == 0 {
 		return false
 	}
@@ -396,7 +396,7 @@ func compileEff(c *config.Collection, eff *config.Effective, env Env) (*Settings
 	s.UseDupServers = pp.UseDupservers
 	s.DSPaused = pp.DSPaused
 	s.DSSendLinks = pp.DSSendLinks
-	if s.Reporting, err = compileReporting(pp); err != nil {
+	if s.Reporting, err = CompileReporting(pp); err != nil {
 		return nil, fmt.Errorf("nodesched: collection %s: %w", c.Name, err)
 	}
 	s.UseMetaCsum = eff.UseMetaCsum()
@@ -452,22 +452,22 @@ func ppdupSection(c *config.Collection) cmt.Collection {
 	return out
 }
 
-// withFreshRobots returns a copy of s with an empty robots.txt cache: every
+// WithFreshRobots returns a copy of s with an empty robots.txt cache: every
 // refresh cycle reads each site's robots.txt again (the webfarm contract
 // counts it as fetched in every cycle, and a new cycle should see changed
 // rules). Jobs in flight keep the settings they were served with.
-func (s *Settings) withFreshRobots() *Settings {
+func (s *Settings) WithFreshRobots() *Settings {
 	ns := *s
 	ns.RobotsCache = robots.NewCache(s.robotsOpts)
 	ns.Subs = make([]*SubSettings, len(s.Subs))
 	for i, sub := range s.Subs {
 		nsub := *sub
-		nsub.Settings = sub.withFreshRobots()
+		nsub.Settings = sub.WithFreshRobots()
 		nsub.Settings.root = &ns
 		ns.Subs[i] = &nsub
 	}
 	if len(ns.Subs) > 0 {
-		ns.Frontier.SiteDelay, ns.Frontier.SiteMaxDoc, ns.Frontier.SubOf = ns.siteDelay, ns.siteMaxDoc, ns.subIndex
+		ns.Frontier.SiteDelay, ns.Frontier.SiteMaxDoc, ns.Frontier.SubOf = ns.siteDelay, ns.siteMaxDoc, ns.SubIndex
 	}
 	return &ns
 }

@@ -1,4 +1,4 @@
-package nodesched
+package crawlpipe
 
 import (
 	"bytes"
@@ -24,9 +24,9 @@ import (
 	"github.com/trawl/trawl/internal/urls"
 )
 
-// entryMeta is what the node scheduler keeps in a frontier entry's opaque
+// EntryMeta is what the node scheduler keeps in a frontier entry's opaque
 // Extra: the number of consecutive redirects that led to the URI.
-type entryMeta struct {
+type EntryMeta struct {
 	Redirects int
 	Flags     uint8 // metaFeedItem, metaFeedChannel (extras.go), metaOffLang; written after Redirects when set
 	// OffLang is the number of documents in none of the focused languages
@@ -35,10 +35,10 @@ type entryMeta struct {
 	OffLang int
 }
 
-// metaOffLang marks (entryMeta.Flags) an entry with an OffLang count.
+// metaOffLang marks (EntryMeta.Flags) an entry with an OffLang count.
 const metaOffLang = 2
 
-func encodeMeta(m entryMeta) []byte {
+func EncodeMeta(m EntryMeta) []byte {
 	b := []byte{1}
 	b = binary.AppendUvarint(b, uint64(m.Redirects))
 	if m.OffLang > 0 {
@@ -55,8 +55,8 @@ func encodeMeta(m entryMeta) []byte {
 	return b
 }
 
-func decodeMeta(b []byte) entryMeta {
-	var m entryMeta
+func DecodeMeta(b []byte) EntryMeta {
+	var m EntryMeta
 	if len(b) < 2 || b[0] != 1 {
 		return m
 	}
@@ -80,9 +80,19 @@ type Job struct {
 	S     *Settings
 	Gen   uint64 // generation of the collection's settings when served
 	Fetch frontier.Fetch
-	Meta  entryMeta
+	Meta  EntryMeta
 	Prev  *store.URIRecord // the stored record, nil for a new URI
-	Store *store.Store     // to reread the stored body on a 304 (set by the driver)
+	Store Store            // to reread the stored body on a 304 (set by the driver)
+}
+
+// Store is what the pipeline reads of the crawl store (Job.Store): what the
+// machine committed, never written here. The stored body of a 304 or of a
+// re-extracted entry, and for the adaptive ranking the URI record and the
+// sitemap records. *store.Store is one.
+type Store interface {
+	URI(collection, uri string) (*store.URIRecord, bool, error)
+	Document(collection, uri string) ([]byte, bool, error)
+	Meta(name string) ([]byte, bool, error)
 }
 
 // Link is a URI discovered by a crawl step, normalized and screened
@@ -366,7 +376,7 @@ func (p *Pipeline) paceKeys(j *Job) []string {
 //
 // sent, if not nil, counts the bytes written for the requests
 // (wire.go).
-func (p *Pipeline) wait(ctx context.Context, j *Job, d time.Duration, sent *sentCounter) (context.Context, *reqTrace, error) {
+func (p *Pipeline) wait(ctx context.Context, j *Job, d time.Duration, sent *SentCounter) (context.Context, *reqTrace, error) {
 	keys := p.paceKeys(j)
 	start := p.pacer.reserve(p.Now(), d, keys...)
 	if err := p.Sleep(ctx, start.Sub(p.Now())); err != nil {
@@ -378,7 +388,7 @@ func (p *Pipeline) wait(ctx context.Context, j *Job, d time.Duration, sent *sent
 	}
 	gate := func(info httptrace.GotConnInfo) {
 		if sent != nil {
-			sent.gotConn(info)
+			sent.GotConn(info)
 		}
 		for {
 			now := p.Now()
@@ -398,7 +408,7 @@ func (p *Pipeline) wait(ctx context.Context, j *Job, d time.Duration, sent *sent
 	}
 	trace := &httptrace.ClientTrace{GotConn: gate}
 	if sent != nil {
-		trace.GotFirstResponseByte = sent.gotFirstByte
+		trace.GotFirstResponseByte = sent.GotFirstByte
 	}
 	return httptrace.WithClientTrace(ctx, trace), tr, nil
 }
@@ -524,7 +534,7 @@ func (p *Pipeline) Process(ctx context.Context, j *Job) *Outcome {
 			return out
 		}
 	}
-	var sent sentCounter
+	var sent SentCounter
 	fctx, tr, err := p.wait(ctx, j, delay, &sent)
 	if err != nil {
 		out.Err, out.Kind = err, fetch.KindCanceled
@@ -668,7 +678,7 @@ func (p *Pipeline) process(ctx context.Context, out *Outcome, u *url.URL, resp *
 		p.channel(out, body, p.Now())
 		return out
 	}
-	html := isHTML(out.ContentType) && linksWanted(s, u, resp)
+	html := IsHTML(out.ContentType) && linksWanted(s, u, resp)
 	if !html {
 		if !out.HasChecksum {
 			out.Checksum, out.HasChecksum = extract.ChecksumBytes(body, s.CsumCutOff), true
@@ -725,7 +735,7 @@ func (p *Pipeline) redirect(out *Outcome, from *url.URL, loc string, hops, redir
 	if err != nil {
 		return
 	}
-	nu, reason := screenReason(s, t.String())
+	nu, reason := ScreenReason(s, t.String())
 	if reason != "" {
 		out.screened(t.String(), reason)
 		// Record the target even when it is not followed.
@@ -752,7 +762,7 @@ func (p *Pipeline) sitemap(out *Outcome, body []byte) {
 	}
 	p.sitemapLinks(out, sm)
 	for _, l := range sm.Sitemaps {
-		if nu, ok := screenSitemap(s, l.Loc); ok {
+		if nu, ok := ScreenSitemap(s, l.Loc); ok {
 			out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Flags: uint32(cmt.URIFSitemap)})
 		}
 	}
@@ -769,15 +779,15 @@ func (p *Pipeline) screen(s *Settings, raw string) (*url.URL, bool) {
 // Screen is the pipeline's URI screening, exported for start URIs and entries
 // received from the multinode scheduler.
 func Screen(s *Settings, raw string) (*url.URL, bool) {
-	nu, reason := screenReason(s, raw)
+	nu, reason := ScreenReason(s, raw)
 	return nu, reason == ""
 }
 
-// screenReason is Screen with the reason of a rejection ("" when the URI
+// ScreenReason is Screen with the reason of a rejection ("" when the URI
 // passes): "invalid URI", "allowed_schemes", "exclude_exts",
 // "max_uri_recursion" or the rule the filter names ("exclude_uris
 // suffix:.exe", "include_domains", ...).
-func screenReason(s *Settings, raw string) (*url.URL, string) {
+func ScreenReason(s *Settings, raw string) (*url.URL, string) {
 	nu, err := s.Normalizer.Normalize(raw, nil)
 	if err != nil {
 		return nil, "invalid URI"
@@ -813,7 +823,7 @@ func excludedWithoutIP(s *Settings, uri string) bool {
 
 func sameHost(a, b *url.URL) bool { return strings.EqualFold(a.Hostname(), b.Hostname()) }
 
-func isHTML(ct string) bool {
+func IsHTML(ct string) bool {
 	switch ct {
 	case "text/html", "application/xhtml+xml", "text/vnd.wap.wml", "text/wml", "text/x-wap.wml", "x-application/wml", "text/x-hdml", "text/vnd.wap.xml":
 		return true
@@ -821,6 +831,6 @@ func isHTML(ct string) bool {
 	return false
 }
 
-var errStopped = errors.New("nodesched: stopped")
+var ErrStopped = errors.New("nodesched: stopped")
 
 var _ = bytes.Equal

@@ -1,4 +1,4 @@
-package nodesched
+package crawlpipe
 
 import (
 	"net/url"
@@ -24,7 +24,7 @@ func pageLinks(out *Outcome, s *Settings, u *url.URL, res *extract.Result, hops,
 			}
 			out.Mirrors[mi] = t.Host
 		}
-		nu, reason := screenReason(s, t.String())
+		nu, reason := ScreenReason(s, t.String())
 		if reason != "" {
 			if !seen[t.String()] {
 				seen[t.String()] = true
