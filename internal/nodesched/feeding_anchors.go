@@ -130,7 +130,7 @@ func (m *Machine) anchors(coll, uri string) []string {
 // another node scheduler are left out (their documents are fed there).
 func (m *Machine) recordAnchors(c *collection, b *store.Batch, links []Link) error {
 	for _, l := range links {
-		a := cleanAnchor(l.Anchor)
+		a := strings.Clone(cleanAnchor(l.Anchor)) // kept in the cache: never a slice of a page
 		if a == "" {
 			continue
 		}
