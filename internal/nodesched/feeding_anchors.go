@@ -130,7 +130,7 @@ func (m *Machine) anchors(coll, uri string) []string {
 // another node scheduler are left out (their documents are fed there).
 func (m *Machine) recordAnchors(c *collection, b *store.Batch, links []Link) error {
 	for _, l := range links {
-		a := strings.Clone(cleanAnchor(l.Anchor)) // kept in the cache: never a slice of a page
+		a := cleanAnchor(l.Anchor)
 		if a == "" {
 			continue
 		}
@@ -141,7 +141,7 @@ func (m *Machine) recordAnchors(c *collection, b *store.Batch, links []Link) err
 		if slices.Contains(as, a) {
 			continue
 		}
-		as = append(slices.Clip(as), a)
+		as = append(slices.Clip(as), strings.Clone(a)) // kept in the cache: never a slice of a page
 		if len(as) > maxAnchors {
 			as = as[len(as)-maxAnchors:]
 		}
