@@ -270,9 +270,6 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 		f.Store = store
 		f.IncludeTermVectors = store // highlighting needs locations
 		f.IncludeInAll = false
-		// Nothing sorts or facets on text: no doc values to build and
-		// merge (facets are on site and type, keywords).
-		f.DocValues = false
 		return f
 	}
 	kw := func(store bool) *mapping.FieldMapping {
