@@ -680,7 +680,6 @@ func targetNamed(t feed.Target, name string) bool {
 // feedRemoveCollection removes every document a removed collection fed;
 // the removals commit with b (which deletes the collection's key spaces).
 func (m *Machine) feedRemoveCollection(name string, b *store.Batch) ([]feed.Operation, error) {
-	m.anchorCache.reset()
 	if err := b.DeletePrefix(store.SpaceMeta, anchorPrefix(name)); err != nil {
 		return nil, err
 	}

@@ -67,60 +67,18 @@ func cleanAnchor(a string) string {
 	return strings.ToValidUTF8(a, "")
 }
 
-// anchorCacheSize bounds each generation of anchorCache.
-const anchorCacheSize = 1 << 15
-
-// anchorCache keeps the anchor lists of the targets linked lately, as
-// they are in the store with the step being built, so that a link to a
-// target seen before costs no store read (most pages of a site link the
-// same targets with the same texts). Two generations: when the current
-// one is full it becomes the old one and the one before is dropped; a hit
-// in the old one moves to the current. A step that fails resets it
-// (Complete), as does removing a collection: it never holds a list the
-// store does not.
-type anchorCache struct{ cur, old map[string][]string }
-
-func anchorCacheKey(coll, uri string) string { return coll + "\x00" + uri }
-
-func (a *anchorCache) get(k string) ([]string, bool) {
-	if as, ok := a.cur[k]; ok {
-		return as, true
-	}
-	as, ok := a.old[k]
-	if ok {
-		a.put(k, as)
-	}
-	return as, ok
-}
-
-func (a *anchorCache) put(k string, as []string) {
-	if a.cur == nil || len(a.cur) >= anchorCacheSize {
-		a.old, a.cur = a.cur, make(map[string][]string, 1024)
-	}
-	a.cur[k] = slices.Clip(as) // an append to a list never writes into another's array
-}
-
-func (a *anchorCache) reset() { a.cur, a.old = nil, nil }
-
 // anchors returns the anchor texts recorded for uri (nil when none, or
 // when the record does not decode: anchors only help ranking).
 func (m *Machine) anchors(coll, uri string) []string {
-	k := anchorCacheKey(coll, uri)
-	if as, ok := m.anchorCache.get(k); ok {
-		return as
-	}
 	v, ok, err := m.st.GetRaw(store.SpaceMeta, anchorKey(coll, uri))
-	if err != nil {
+	if err != nil || !ok {
 		return nil
 	}
-	var as []string
-	if ok {
-		if as, err = decodeAnchors(v); err != nil {
-			m.log.Warn("nodesched: anchor record", "collection", coll, "uri", uri, "err", err)
-			return nil
-		}
+	as, err := decodeAnchors(v)
+	if err != nil {
+		m.log.Warn("nodesched: anchor record", "collection", coll, "uri", uri, "err", err)
+		return nil
 	}
-	m.anchorCache.put(k, as)
 	return as
 }
 
@@ -141,14 +99,13 @@ func (m *Machine) recordAnchors(c *collection, b *store.Batch, links []Link) err
 		if slices.Contains(as, a) {
 			continue
 		}
-		as = append(slices.Clip(as), strings.Clone(a)) // kept in the cache: never a slice of a page
+		as = append(as, a)
 		if len(as) > maxAnchors {
 			as = as[len(as)-maxAnchors:]
 		}
 		if err := b.SetRaw(store.SpaceMeta, anchorKey(c.s.Name, l.URI), encodeAnchors(as)); err != nil {
 			return err
 		}
-		m.anchorCache.put(anchorCacheKey(c.s.Name, l.URI), as)
 	}
 	return nil
 }

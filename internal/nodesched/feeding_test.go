@@ -2,7 +2,6 @@ package nodesched
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -299,40 +298,5 @@ func checkDSFeedLog(t testing.TB, logDir string, want []string) {
 			t.Fatalf("dsfeed log: documents fed ok (-indexed +logged):\n%s", diff)
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// TestAnchorCache: a hit in the old generation survives the next turn, a
-// list put is never changed by an append to the one it came from, and
-// reset forgets everything.
-func TestAnchorCache(t *testing.T) {
-	var a anchorCache
-	base := make([]string, 1, 8)
-	base[0] = "x"
-	a.put("k", base)
-	got, _ := a.get("k")
-	one := append(got, "one")
-	a.put("k1", one)
-	two := append(got, "two") // would overwrite "one" in a shared array
-	a.put("k2", two)
-	if l, _ := a.get("k1"); len(l) != 2 || l[1] != "one" {
-		t.Fatalf("k1 = %q, want [x one]", l)
-	}
-	for i := range anchorCacheSize - 2 { // fills the generation: k becomes old
-		a.put(fmt.Sprint("f", i), nil)
-	}
-	a.put("turn", nil)
-	if _, ok := a.get("k"); !ok {
-		t.Fatal("k lost after one turn")
-	}
-	for i := range anchorCacheSize + 1 {
-		a.put(fmt.Sprint("g", i), nil)
-	}
-	if _, ok := a.get("k2"); ok {
-		t.Fatal("k2 kept after two turns without a hit")
-	}
-	a.reset()
-	if _, ok := a.get("k"); ok {
-		t.Fatal("k kept after reset")
 	}
 }

@@ -106,9 +106,6 @@ type Machine struct {
 	// ready are deferred re-extraction jobs released by Complete, served
 	// first by Next.
 	ready []*Job
-	// anchorCache holds anchor lists read or written lately
-	// (feeding_anchors.go).
-	anchorCache anchorCache
 	// stepFeed holds the content operations of the step being committed.
 	stepFeed feedOps
 	// feedPuts and work are the records for the driver (records.go): the

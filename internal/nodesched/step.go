@@ -243,13 +243,8 @@ func (m *Machine) Next(now time.Time) (job *Job, ok bool, wake time.Time) {
 // frontier's Done and the links of own sites in one store batch; links of
 // other sites go to the multinode scheduler, the checksum to the duplicate
 // server.
-func (m *Machine) Complete(o *Outcome, now time.Time) (err error) {
+func (m *Machine) Complete(o *Outcome, now time.Time) error {
 	m.now = now
-	defer func() {
-		if err != nil { // the step's writes are discarded: so is what the cache learnt from them
-			m.anchorCache.reset()
-		}
-	}()
 	j := o.Job
 	if o.Kind == fetch.KindCanceled && o.Err != nil {
 		return nil // shutting down: the entry is served again after restart
