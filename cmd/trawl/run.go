@@ -21,11 +21,13 @@ import (
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
+	"github.com/trawl/trawl/internal/crawldone"
 	"github.com/trawl/trawl/internal/crawlsummary"
 	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/distrib/chain"
 	"github.com/trawl/trawl/internal/dupserver"
 	"github.com/trawl/trawl/internal/feed"
+	"github.com/trawl/trawl/internal/loop"
 	"github.com/trawl/trawl/internal/multinode"
 	"github.com/trawl/trawl/internal/nodesched"
 	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
@@ -106,7 +108,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&o.nameServer, "nameserver", "", "HOST:PORT of a name server: feed the documents through its content distributors and indexers\n(default: a name server, a content distributor and an indexer in this process, the index under --data)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress line: auto (on a terminal), on, off")
-	fs.DurationVar(&o.idleSettle, "idle-settle", 1500*time.Millisecond, "with --once: how long the crawl must stay idle to count as complete")
+	fs.DurationVar(&o.idleSettle, "idle-settle", 1500*time.Millisecond, "with --once, the fallback when messages between the roles are unaccounted for (a lost connection): how long the crawl must stay idle to count as complete")
 	fs.StringVar(&o.warcDir, "warc", "", "write what is crawled as WARC files (gzipped WARC/1.1) into this directory, for every collection")
 	fs.BoolVar(&o.serve, "serve", false, "with --once or --demo: keep the HTTP interface (search, status, admin API) up after the crawl until Ctrl-C/SIGTERM")
 	o.adm.register(fs)
@@ -310,12 +312,18 @@ func loadSpecs(env *cmdEnv, paths []string) ([]*multinode.CollectionSpec, error)
 
 // waitCrawl shows the progress line until the crawl ends: the engine
 // stopped (stopped, with its error), ctx ended, or with --once the crawl
-// stayed idle for --idle-settle (complete).
+// is complete (internal/crawldone: nothing queued, nothing in flight).
 func waitCrawl(ctx context.Context, env *cmdEnv, o *runOptions, e *engine, errc <-chan error, start time.Time) (runErr error, stopped, complete bool) {
 	showProgress := o.progress == "on" || (o.progress == "auto" && isTerminal(env.stderr))
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
-	var idleSince time.Time
+	var check <-chan time.Time
+	if o.once {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		check = t.C
+	}
+	done := e.doneChecker(o.idleSettle)
 loop:
 	for {
 		select {
@@ -328,17 +336,12 @@ loop:
 			if showProgress {
 				fmt.Fprintf(env.stderr, "\r\033[K%s", e.progressLine(now.Sub(start)))
 			}
-			if o.once {
-				if e.idle(ctx) {
-					if idleSince.IsZero() {
-						idleSince = now
-					} else if now.Sub(idleSince) >= o.idleSettle {
-						complete = true
-						break loop
-					}
-				} else {
-					idleSince = time.Time{}
+		case now := <-check:
+			if complete = done.Check(ctx, now); complete {
+				if done.Fallback() {
+					e.log.Warn("crawl idle for --idle-settle with messages unaccounted for (a connection lost?): taken as complete", "idle_settle", o.idleSettle.String())
 				}
+				break loop
 			}
 		}
 	}
@@ -516,8 +519,16 @@ func (e *engine) httpHost() string {
 	return a
 }
 
+// doneChecker tells when the crawl is complete (--once): the three roles'
+// loops balanced and idle, or, as the fallback, idle for settle.
+func (e *engine) doneChecker(settle time.Duration) *crawldone.Checker {
+	return &crawldone.Checker{Loops: []func() (loop.Stats, bool){e.mns.LoopStats, e.ds.LoopStats, e.ns.LoopStats},
+		Idle: e.idle, Settle: settle}
+}
+
 // idle reports whether nothing is queued anywhere: the node scheduler has no
-// work and the multinode scheduler holds no entry to forward.
+// work, its feeding outbox is empty and the multinode scheduler holds no
+// entry to forward.
 func (e *engine) idle(ctx context.Context) bool {
 	if !e.ns.Idle() || e.ns.FeedPending() > 0 {
 		return false

@@ -291,6 +291,18 @@ func (s *Server) Serve(ctx context.Context, c *cmt.Conn) error {
 	return s.drv.Serve(ctx, TagListen, loop.CMT(c, "in-memory"))
 }
 
+// LoopStats returns the counters of the server's event loop (loop.Stats;
+// the zero value and false before Run has started it).
+func (s *Server) LoopStats() (loop.Stats, bool) {
+	s.init()
+	select {
+	case <-s.ready:
+		return s.drv.Stats(), true
+	default:
+		return loop.Stats{}, false
+	}
+}
+
 // String describes the server for logs.
 func (s *Server) String() string {
 	if s.ReplicaMode {

@@ -115,6 +115,38 @@ type Stats struct {
 	Events, Batches, Sent, SendFailures, Records, Jobs, Conns uint64
 	// Dropped counts Droppable messages that found their queue full.
 	Dropped uint64
+	// Received counts the messages the machine was given whose batch has
+	// been applied (what they caused is sent, persisted or submitted);
+	// Submitted the jobs the machine asked for, Done their results the
+	// machine was given whose batch has been applied; Held is how many
+	// messages wait for a full connection now. Several drivers whose
+	// connections all run between them are quiet together when two
+	// snapshots in a row are equal, their Sent sum equals their Received
+	// sum, Submitted equals Done and nothing is held (Quiet).
+	Received, Submitted, Done, Held uint64
+}
+
+// Quiet reports whether the drivers whose snapshots are before and after,
+// taken in that order, had nothing in flight between the two: no message
+// sent and not yet handled by its receiver, no job running or waiting,
+// nothing held, and nothing sent or handled meanwhile. It holds only when
+// every connection of the drivers links two of them (a message to or from
+// elsewhere unbalances the sums).
+func Quiet(before, after []Stats) bool {
+	if len(before) != len(after) {
+		return false
+	}
+	var sent, recv uint64
+	for i, a := range after {
+		b := before[i]
+		if a.Sent != b.Sent || a.Received != b.Received || a.Submitted != b.Submitted || a.Done != b.Done ||
+			a.Submitted != a.Done || a.Held != 0 || b.Held != 0 {
+			return false
+		}
+		sent += a.Sent
+		recv += a.Received
+	}
+	return sent == recv
 }
 
 // Driver runs one Machine: it owns the goroutines, connections, storage,
@@ -139,7 +171,11 @@ type Driver[M any] struct {
 
 	stats struct {
 		events, batches, sent, sendFailures, records, jobs, conns, dropped atomic.Uint64
+		received, submitted, done, held                                    atomic.Uint64
 	}
+	// stepped counts the messages and job results of the batch being
+	// built (loop goroutine); published to stats after its apply.
+	stepped struct{ received, done uint64 }
 	started atomic.Bool
 	ctx     context.Context
 }
@@ -189,7 +225,9 @@ func New[M any](cfg Config[M]) *Driver[M] {
 func (d *Driver[M]) Stats() Stats {
 	return Stats{Events: d.stats.events.Load(), Batches: d.stats.batches.Load(), Sent: d.stats.sent.Load(),
 		SendFailures: d.stats.sendFailures.Load(), Records: d.stats.records.Load(), Jobs: d.stats.jobs.Load(),
-		Conns: d.stats.conns.Load(), Dropped: d.stats.dropped.Load()}
+		Conns: d.stats.conns.Load(), Dropped: d.stats.dropped.Load(),
+		Done: d.stats.done.Load(), Received: d.stats.received.Load(),
+		Submitted: d.stats.submitted.Load(), Held: d.stats.held.Load()}
 }
 
 // goAdd counts a goroutine of the driver, or reports false once it stops.
@@ -346,6 +384,7 @@ func (d *Driver[M]) Run(ctx context.Context) (err error) {
 			return err
 		}
 		d.cfg.Machine.Advance()
+		d.publish()
 		setDue(b.Wake)
 	}
 	for {
@@ -393,12 +432,26 @@ func (d *Driver[M]) Run(ctx context.Context) (err error) {
 			return err
 		}
 		d.cfg.Machine.Advance()
+		d.publish()
 		setDue(b.Wake)
 		for _, c := range d.dones {
 			close(c)
 		}
 		d.dones = d.dones[:0]
 	}
+}
+
+// publish counts the messages and results of the batch just applied and
+// the messages held now (Stats).
+func (d *Driver[M]) publish() {
+	n := 0
+	for _, h := range d.held {
+		n += len(h.msgs)
+	}
+	d.stats.held.Store(uint64(n))
+	d.stats.received.Add(d.stepped.received)
+	d.stats.done.Add(d.stepped.done)
+	d.stepped.received, d.stepped.done = 0, 0
 }
 
 // step gives one event to the machine, keeping the driver's own books.
@@ -419,7 +472,10 @@ func (d *Driver[M]) step(ev Event[M]) {
 		delete(d.held, ev.Peer)
 	case Result:
 		d.running--
+		d.stepped.done++
 		d.startWaiting()
+	case Received:
+		d.stepped.received++
 	case Input:
 		if c, ok := ev.Result.(call); ok {
 			c.fn(ev.Now)
@@ -494,6 +550,7 @@ func (d *Driver[M]) apply(ctx context.Context, b *Batch[M]) error {
 		if d.cfg.Worker == nil {
 			return fmt.Errorf("loop: %s: %d jobs and no worker", d.cfg.Name, len(b.Work))
 		}
+		d.stats.submitted.Add(uint64(len(b.Work)))
 		d.waiting = append(d.waiting, b.Work...)
 		d.startWaiting()
 	}

@@ -629,6 +629,18 @@ func (s *Server) Nodes(ctx context.Context) ([]NodeInfo, error) {
 	return out, err
 }
 
+// LoopStats returns the counters of the server's event loop (loop.Stats;
+// the zero value and false before Run has started it).
+func (s *Server) LoopStats() (loop.Stats, bool) {
+	s.init()
+	select {
+	case <-s.ready:
+		return s.drv.Stats(), true
+	default:
+		return loop.Stats{}, false
+	}
+}
+
 // CollectionInfos describes the collections.
 func (s *Server) CollectionInfos(ctx context.Context) ([]CollectionInfo, error) {
 	var out []CollectionInfo

@@ -223,6 +223,17 @@ func (d *Driver) LogsDropped() uint64 {
 	return n
 }
 
+// LoopStats returns the counters of the driver's event loop (loop.Stats;
+// the zero value and false before Run has started it).
+func (d *Driver) LoopStats() (loop.Stats, bool) {
+	select {
+	case <-d.started:
+		return d.drv.Stats(), true
+	default:
+		return loop.Stats{}, false
+	}
+}
+
 // AddCollection sets up a collection in the running driver (in-process
 // CMD_ADM_CONF_ADD).
 func (d *Driver) AddCollection(ctx context.Context, c *config.Collection) error {
@@ -257,8 +268,8 @@ func (d *Driver) exec(ctx context.Context, fn func(r *runner, now time.Time) err
 func (d *Driver) WARCStats() warc.Stats { return d.warcs.Load().stats() }
 
 // Idle reports whether, at the last loop iteration, every collection had
-// nothing queued or in flight, and no storage/uri_dir file is waiting to
-// be written.
+// nothing queued or in flight and no received URI was being screened, and
+// no storage/uri_dir file is waiting to be written.
 func (d *Driver) Idle() bool {
 	d.idleMu.Lock()
 	defer d.idleMu.Unlock()

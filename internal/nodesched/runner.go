@@ -326,7 +326,9 @@ func (r *runner) Advance() {
 	now := d.now()
 	d.idleMu.Lock()
 	defer d.idleMu.Unlock()
-	d.idle = r.inFlight == 0 && r.m.Idle()
+	// Screening starts and ends on the loop (screener.go): a verdict
+	// handled since the last iteration shows here with its URIs queued.
+	d.idle = r.inFlight == 0 && r.m.Idle() && d.screening.Load() == 0
 	d.stats = map[string]Counters{}
 	giveFeedResults(r.m, d.feeding.Load())
 	for _, c := range r.m.Collections() {
