@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -27,6 +26,7 @@ import (
 	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/index"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // distribBinary is the trawl binary the process tests run, built once
@@ -145,27 +145,6 @@ func (p *roleProc) term() {
 	}
 }
 
-func freeBasePort(t *testing.T, offsets ...int) int {
-	t.Helper()
-	for range 200 {
-		base := 20000 + rand.IntN(30000)
-		ok := true
-		for _, off := range offsets {
-			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(base+off)))
-			if err != nil {
-				ok = false
-				break
-			}
-			l.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free base port")
-	return 0
-}
-
 // distribChain is a name server, distributors and indexers, each its own
 // process, with short timers.
 type distribChain struct {
@@ -198,7 +177,7 @@ func newDistribChain(t *testing.T, etcdURL string) *distribChain {
 
 func (c *distribChain) startCD(id int) *roleProc {
 	if c.cdBase[id] == 0 {
-		c.cdBase[id] = freeBasePort(c.t, wire.PortInternal, wire.PortExternal)
+		c.cdBase[id] = testenv.FreeBasePort(c.t, wire.PortInternal, wire.PortExternal)
 	}
 	p := startDistribRole(c.t, append([]string{"distributor", "--id", strconv.Itoa(id), "--base-port", strconv.Itoa(c.cdBase[id]),
 		"--host", "127.0.0.1", "--listen", "127.0.0.1", "--ping-master", distribPing, "--check-master", distribPing,
@@ -210,7 +189,7 @@ func (c *distribChain) startCD(id int) *roleProc {
 func (c *distribChain) startIndexer(i, n int) *roleProc {
 	for len(c.ixs) <= i {
 		c.ixs = append(c.ixs, nil)
-		c.ixBase = append(c.ixBase, freeBasePort(c.t, indexer.PortOffset))
+		c.ixBase = append(c.ixBase, testenv.FreeBasePort(c.t, indexer.PortOffset))
 		c.ixData = append(c.ixData, c.t.TempDir())
 	}
 	p := startDistribRole(c.t, append([]string{"indexer", "--partition", strconv.Itoa(i), "--partitions", strconv.Itoa(n),
@@ -332,7 +311,7 @@ func (c *distribChain) indexerCount(i int) int64 {
 // startCDs starts distributors 1..n at the same instant.
 func (c *distribChain) startCDs(n int) {
 	for id := 1; id <= n; id++ {
-		c.cdBase[id] = freeBasePort(c.t, wire.PortInternal, wire.PortExternal)
+		c.cdBase[id] = testenv.FreeBasePort(c.t, wire.PortInternal, wire.PortExternal)
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +17,7 @@ import (
 	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/index"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 type proc struct {
@@ -52,26 +51,6 @@ func run(r interface{ Run(context.Context) error }) *proc {
 	return p
 }
 
-func freeBase(t testing.TB, offsets ...int) int {
-	for range 200 {
-		base := 20000 + rand.IntN(30000)
-		ok := true
-		for _, off := range offsets {
-			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(base+off)))
-			if err != nil {
-				ok = false
-				break
-			}
-			l.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free base port")
-	return 0
-}
-
 type chain struct {
 	t      testing.TB
 	ns     string
@@ -92,7 +71,7 @@ func (c *chain) reg() nameserver.Registry {
 func (c *chain) startCD(id int64) {
 	t := c.t
 	if c.cdBase[id] == 0 {
-		c.cdBase[id] = freeBase(t, wire.PortInternal, wire.PortExternal)
+		c.cdBase[id] = testenv.FreeBasePort(t, wire.PortInternal, wire.PortExternal)
 	}
 	ping := c.ping
 	if ping == 0 {
@@ -115,7 +94,7 @@ func (c *chain) startIndexer(i, n int) {
 	for len(c.ixs) <= i {
 		c.ixs = append(c.ixs, nil)
 		c.ixDirs = append(c.ixDirs, t.TempDir())
-		c.ixBase = append(c.ixBase, freeBase(t, indexer.PortOffset))
+		c.ixBase = append(c.ixBase, testenv.FreeBasePort(t, indexer.PortOffset))
 	}
 	s, err := indexer.NewServer(indexer.ServerConfig{Listen: "127.0.0.1", Host: "127.0.0.1", BasePort: c.ixBase[i], Dir: c.ixDirs[i],
 		Partition: i, Partitions: n, Registry: c.reg(), RebindInterval: 200 * time.Millisecond, Logger: testLog()})

@@ -2,7 +2,6 @@ package distrib
 
 import (
 	"context"
-	"math/rand/v2"
 	"net"
 	"strconv"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/trawl/trawl/internal/distrib/etcdreg/etcdtest"
 	"github.com/trawl/trawl/internal/distrib/nameserver"
 	"github.com/trawl/trawl/internal/distrib/wire"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 type running struct {
@@ -37,27 +37,6 @@ func startNS(t *testing.T) string {
 	go func() { done <- ns.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return ns.Addr()
-}
-
-// freeBase finds a base port whose +390 and +391 are free.
-func freeBase(t *testing.T) int {
-	for range 100 {
-		base := 20000 + rand.IntN(30000)
-		ok := true
-		for _, off := range []int{wire.PortInternal, wire.PortExternal} {
-			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", itoa(base+off)))
-			if err != nil {
-				ok = false
-				break
-			}
-			l.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free base port")
-	return 0
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -162,7 +141,7 @@ func testElection(t *testing.T, start func(id int64, base int) *running) {
 	cds := map[int64]*running{}
 	bases := map[int64]int{}
 	for id := int64(1); id <= 3; id++ {
-		bases[id] = freeBase(t)
+		bases[id] = testenv.FreeBasePort(t, wire.PortInternal, wire.PortExternal)
 	}
 	for id := int64(1); id <= 3; id++ {
 		cds[id] = start(id, bases[id])
@@ -195,7 +174,7 @@ func testElection(t *testing.T, start func(id int64, base int) *running) {
 // the distributor keeps serving.
 func TestGarbageOnListeners(t *testing.T) {
 	ns := startNS(t)
-	base := freeBase(t)
+	base := testenv.FreeBasePort(t, wire.PortInternal, wire.PortExternal)
 	r := startCD(t, ns, 1, base)
 	defer r.stop(t)
 	waitSettled(t, map[int64]*running{1: r})

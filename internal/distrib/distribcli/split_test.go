@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -24,6 +23,7 @@ import (
 	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/index"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // The split test runs the real thing: a trawl binary built once, a name
@@ -223,40 +223,13 @@ func (p *cutProxy) setCut(cut bool) {
 	}
 }
 
-// freePort returns a base port whose base+offsets are free, below the
-// kernel's ephemeral range (32768 and up), so that no outgoing connection
-// takes one of them before the process listens.
-func freePort(t *testing.T, offsets ...int) int {
-	top := 0
-	for _, off := range offsets {
-		top = max(top, off)
-	}
-	for range 200 {
-		base := 20000 + rand.IntN(32000-20000-top)
-		ok := true
-		for _, off := range offsets {
-			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+off))
-			if err != nil {
-				ok = false
-				break
-			}
-			l.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free base port")
-	return 0
-}
-
 // startListening starts a role with a fresh base port until it prints
 // its listening line: another process (a helper's test) may take a port
 // between the check and the listen.
 func startListening(t *testing.T, re *regexp.Regexp, args func(base int) []string, offsets ...int) (*role, int) {
 	t.Helper()
 	for range 5 {
-		base := freePort(t, offsets...)
+		base := testenv.FreeBasePort(t, offsets...)
 		r := startRole(t, args(base)...)
 		deadline := time.Now().Add(60 * time.Second)
 		for time.Now().Before(deadline) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os/exec"
@@ -22,6 +21,7 @@ import (
 	"github.com/trawl/trawl/internal/index"
 	"github.com/trawl/trawl/internal/stats"
 	"github.com/trawl/trawl/internal/store"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // The feeding chain of a cluster (clusterOpts.chain): a name server, two
@@ -48,28 +48,6 @@ type feedChain struct {
 const chainPing = "300ms"
 
 const chainPartitions = 2
-
-// freeBase returns a base port whose offsets are free right now.
-func freeBase(c *cluster, offsets ...int) int {
-	c.t.Helper()
-	for range 200 {
-		base := 20000 + rand.IntN(30000)
-		ok := true
-		for _, off := range offsets {
-			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(base+off)))
-			if err != nil {
-				ok = false
-				break
-			}
-			l.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	c.t.Fatal("no free base port")
-	return 0
-}
 
 // waitDial waits until addr accepts a TCP connection.
 func (c *cluster) waitDial(what, addr string, limit time.Duration) {
@@ -98,7 +76,7 @@ func (c *cluster) startChain() {
 		"--ping-interval", chainPing}, c.tlsArgs...)...)
 	c.waitDial("nameserver", ch.nsAddr, 30*time.Second)
 	for i := 0; i < chainPartitions; i++ {
-		base := freeBase(c, indexer.PortOffset)
+		base := testenv.FreeBasePort(c.t, indexer.PortOffset)
 		ch.ixBase = append(ch.ixBase, base)
 		p := startProc(c.t, "indexer ix"+strconv.Itoa(i), append([]string{"indexer", "--nameserver", ch.nsAddr,
 			"--partition", strconv.Itoa(i), "--partitions", strconv.Itoa(chainPartitions), "--base-port", strconv.Itoa(base),
@@ -108,7 +86,7 @@ func (c *cluster) startChain() {
 		c.waitDial(p.name, ch.indexerAddr(i), 30*time.Second)
 	}
 	for i := 0; i < 2; i++ {
-		base := freeBase(c, wire.PortInternal, wire.PortExternal)
+		base := testenv.FreeBasePort(c.t, wire.PortInternal, wire.PortExternal)
 		ch.cdBase = append(ch.cdBase, base)
 		p := startProc(c.t, "distributor cd"+strconv.Itoa(i+1), append([]string{"distributor", "--id", strconv.Itoa(i + 1),
 			"--nameserver", ch.nsAddr, "--base-port", strconv.Itoa(base), "--host", "127.0.0.1", "--listen", "127.0.0.1",
