@@ -81,8 +81,8 @@ func cmtParams(s *config.Section) cmt.Params {
 // file; name is used in error messages. Booleans arrive as integers (the
 // wire has no boolean type) and are restored from the definition table.
 func FromCrawlConfig(name string, col cmt.Collection, opts *config.Options) (*config.Collection, error) {
-	if !utf8.ValidString(col.Name) {
-		return nil, fmt.Errorf("config: %s: collection name %q is not UTF-8", name, config.Clip(col.Name))
+	if err := checkCarried(col); err != nil {
+		return nil, fmt.Errorf("config: %s: %w", name, err)
 	}
 	var b bytes.Buffer
 	b.WriteString("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<CrawlerConfig>\n")
@@ -172,6 +172,81 @@ func paramDef(def *config.SectionDef, name string) *config.ParamDef {
 		return pd
 	}
 	return def.AnyParam
+}
+
+// checkCarried refuses a configuration holding text that the XML it is
+// rewritten as cannot carry unchanged: bytes that are not UTF-8, and
+// characters outside XML 1.0's Char production (the control characters
+// other than tab, line feed and carriage return, U+FFFE, U+FFFF), which
+// encoding/xml would replace by U+FFFD. Such a name or value would be
+// applied silently changed (a collection under another name).
+func checkCarried(col cmt.Collection) error {
+	if err := carried("collection name", col.Name); err != nil {
+		return err
+	}
+	if err := carriedParams(col.Params); err != nil {
+		return err
+	}
+	for _, list := range []struct {
+		what string
+		els  []cmt.Named
+	}{{"SubDomain", col.SubDomains}, {"Login", col.Logins}, {"Node", col.Nodes}} {
+		for _, n := range list.els {
+			if err := carried(list.what+" name", n.Name); err != nil {
+				return err
+			}
+			if err := carriedParams(n.Params); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func carriedParams(p cmt.Params) error {
+	for _, a := range p.Attribs {
+		if err := carried("attrib name", a.Name); err != nil {
+			return err
+		}
+		if err := carried("value of "+config.Clip(a.Name), a.Str); err != nil {
+			return err
+		}
+		for _, m := range a.List {
+			if err := carried("member of "+config.Clip(a.Name), m); err != nil {
+				return err
+			}
+		}
+	}
+	for _, s := range p.Sections {
+		if err := carried("section name", s.Name); err != nil {
+			return err
+		}
+		if err := carriedParams(s.Params); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// carried returns an error naming what when s holds text XML cannot carry.
+func carried(what, s string) error {
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%s %q is not UTF-8", what, config.Clip(s))
+	}
+	for _, r := range s {
+		if !xmlChar(r) {
+			return fmt.Errorf("%s %q holds %U, which XML cannot carry", what, config.Clip(s), r)
+		}
+	}
+	return nil
+}
+
+// xmlChar is XML 1.0's Char production (2.2).
+func xmlChar(r rune) bool {
+	return r == 0x09 || r == 0x0A || r == 0x0D ||
+		r >= 0x20 && r <= 0xD7FF ||
+		r >= 0xE000 && r <= 0xFFFD ||
+		r >= 0x10000 && r <= 0x10FFFF
 }
 
 func xmlAttr(s string) string {

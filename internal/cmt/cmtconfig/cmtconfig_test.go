@@ -89,3 +89,45 @@ func TestPPDUPConfig(t *testing.T) {
 		t.Errorf("PPDUP config = %s", got)
 	}
 }
+
+// TestRefusesTextXMLCannotCarry: a received configuration whose names or
+// values hold bytes that are not UTF-8 or characters outside XML's Char
+// production is refused with an error naming the field, never applied
+// changed (encoding/xml would turn them into U+FFFD: the fuzz crasher
+// c4f144f0aaf0e468, a NUL in the collection name). Tab, line feed and
+// markup characters are carried unchanged.
+func TestRefusesTextXMLCannotCarry(t *testing.T) {
+	withStart := func(c cmt.Collection) cmt.Collection {
+		c.Attribs = append(c.Attribs, cmt.ListAttrib("start_uris", "http://example.com/"))
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		col  cmt.Collection
+		want string
+	}{
+		{"NUL in the collection name", cmt.Collection{Name: "a\x00b"}, `collection name "a\x00b" holds U+0000`},
+		{"control character", cmt.Collection{Name: "a\x01"}, "collection name"},
+		{"not UTF-8", cmt.Collection{Name: "a\xffb"}, `collection name "a\xffb" is not UTF-8`},
+		{"U+FFFE", cmt.Collection{Name: "a\uFFFE"}, "holds U+FFFE"},
+		{"string value", withStart(cmt.Collection{Name: "c", Params: cmt.Params{Attribs: []cmt.Attrib{cmt.StrAttrib("info", "x\x00")}}}), `value of info "x\x00"`},
+		{"list member", cmt.Collection{Name: "c", Params: cmt.Params{Attribs: []cmt.Attrib{cmt.ListAttrib("start_uris", "http://a/\x02")}}}, "member of start_uris"},
+		{"SubDomain name", withStart(cmt.Collection{Name: "c", SubDomains: []cmt.Named{{Name: "s\x00"}}}), "SubDomain name"},
+		{"section name", withStart(cmt.Collection{Name: "c", Params: cmt.Params{Sections: []cmt.Section{{Name: "x\x1f"}}}}), "section name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := FromCrawlConfig("CMD_ADM_CONF_ADD", tc.col, &config.Options{SkipFileChecks: true})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "config: CMD_ADM_CONF_ADD: ") {
+				t.Fatalf("error %v, want one naming %q", err, tc.want)
+			}
+		})
+	}
+	col := withStart(cmt.Collection{Name: "c", Params: cmt.Params{Attribs: []cmt.Attrib{cmt.StrAttrib("info", "a\tb\nc <&\"'>")}}})
+	got, err := FromCrawlConfig("CMD_ADM_CONF_ADD", col, &config.Options{SkipFileChecks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := got.Root.Get("info"); d == nil || d.Value.Text != "a\tb\nc <&\"'>" {
+		t.Fatalf("info %+v, want it unchanged", d)
+	}
+}
