@@ -10,6 +10,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/trawl/trawl/internal/cmt"
@@ -175,13 +176,14 @@ func paramDef(def *config.SectionDef, name string) *config.ParamDef {
 }
 
 // checkCarried refuses a configuration holding text that the XML it is
-// rewritten as cannot carry unchanged: bytes that are not UTF-8, and
+// rewritten as cannot carry unchanged: names with white space around them
+// (carriedName), bytes that are not UTF-8, and
 // characters outside XML 1.0's Char production (the control characters
 // other than tab, line feed and carriage return, U+FFFE, U+FFFF), which
 // encoding/xml would replace by U+FFFD. Such a name or value would be
 // applied silently changed (a collection under another name).
 func checkCarried(col cmt.Collection) error {
-	if err := carried("collection name", col.Name); err != nil {
+	if err := carriedName("collection name", col.Name); err != nil {
 		return err
 	}
 	if err := carriedParams(col.Params); err != nil {
@@ -192,7 +194,7 @@ func checkCarried(col cmt.Collection) error {
 		els  []cmt.Named
 	}{{"SubDomain", col.SubDomains}, {"Login", col.Logins}, {"Node", col.Nodes}} {
 		for _, n := range list.els {
-			if err := carried(list.what+" name", n.Name); err != nil {
+			if err := carriedName(list.what+" name", n.Name); err != nil {
 				return err
 			}
 			if err := carriedParams(n.Params); err != nil {
@@ -205,7 +207,7 @@ func checkCarried(col cmt.Collection) error {
 
 func carriedParams(p cmt.Params) error {
 	for _, a := range p.Attribs {
-		if err := carried("attrib name", a.Name); err != nil {
+		if err := carriedName("attrib name", a.Name); err != nil {
 			return err
 		}
 		if err := carried("value of "+config.Clip(a.Name), a.Str); err != nil {
@@ -218,7 +220,7 @@ func carriedParams(p cmt.Params) error {
 		}
 	}
 	for _, s := range p.Sections {
-		if err := carried("section name", s.Name); err != nil {
+		if err := carriedName("section name", s.Name); err != nil {
 			return err
 		}
 		if err := carriedParams(s.Params); err != nil {
@@ -226,6 +228,16 @@ func carriedParams(p cmt.Params) error {
 		}
 	}
 	return nil
+}
+
+// carriedName is carried for a name, which a configuration file trims of
+// white space: a received name with white space around it would be
+// applied as another name (values are trimmed as in a file).
+func carriedName(what, s string) error {
+	if strings.TrimSpace(s) != s {
+		return fmt.Errorf("%s %q has white space around it", what, config.Clip(s))
+	}
+	return carried(what, s)
 }
 
 // carried returns an error naming what when s holds text XML cannot carry.

@@ -94,8 +94,9 @@ func TestPPDUPConfig(t *testing.T) {
 // values hold bytes that are not UTF-8 or characters outside XML's Char
 // production is refused with an error naming the field, never applied
 // changed (encoding/xml would turn them into U+FFFD: the fuzz crasher
-// c4f144f0aaf0e468, a NUL in the collection name). Tab, line feed and
-// markup characters are carried unchanged.
+// c4f144f0aaf0e468, a NUL in the collection name), nor is a name with white
+// space around it, which a file trims (crasher e66a9f30720516d4). Tab, line
+// feed and markup characters inside a value are carried unchanged.
 func TestRefusesTextXMLCannotCarry(t *testing.T) {
 	withStart := func(c cmt.Collection) cmt.Collection {
 		c.Attribs = append(c.Attribs, cmt.ListAttrib("start_uris", "http://example.com/"))
@@ -113,6 +114,8 @@ func TestRefusesTextXMLCannotCarry(t *testing.T) {
 		{"string value", withStart(cmt.Collection{Name: "c", Params: cmt.Params{Attribs: []cmt.Attrib{cmt.StrAttrib("info", "x\x00")}}}), `value of info "x\x00"`},
 		{"list member", cmt.Collection{Name: "c", Params: cmt.Params{Attribs: []cmt.Attrib{cmt.ListAttrib("start_uris", "http://a/\x02")}}}, "member of start_uris"},
 		{"SubDomain name", withStart(cmt.Collection{Name: "c", SubDomains: []cmt.Named{{Name: "s\x00"}}}), "SubDomain name"},
+		{"white space around the collection name", cmt.Collection{Name: "c "}, `collection name "c " has white space around it`},
+		{"white space around a Login name", withStart(cmt.Collection{Name: "c", Logins: []cmt.Named{{Name: "\tl"}}}), "Login name"},
 		{"section name", withStart(cmt.Collection{Name: "c", Params: cmt.Params{Sections: []cmt.Section{{Name: "x\x1f"}}}}), "section name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
