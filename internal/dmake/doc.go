@@ -131,7 +131,14 @@
 //   - Free disk is measured every 10 s (--disk-check); below the limit
 //     (disk_limit, 2000 MB until one arrives) every running task of that
 //     connection is aborted (finish aborted) and new generic-response
-//     commands get #error, except remove-files, which frees space.
+//     commands get #error, except remove-files, which frees space. A shell
+//     command that fails (a non-zero exit) while the free disk of its
+//     directory, measured when it ends, is below the limit is reported
+//     aborted, not completed with its code: it most likely failed for want
+//     of space (ENOSPC), and the master runs it again without counting a
+//     failed run. This limit is the worker's full-disk mark: the worker
+//     keeps no database, so nothing of its own can be corrupted by a full
+//     disk, and it takes no --disk-low-water of its own.
 //   - heartbeat_info is an MS-FSWCU dictionary {id, pid, disk_mb, load: 0,
 //     tmpsize: (tmp, (bytes, files))}, base64 on the wire; task-info is
 //     task_info or task_info_copy, with class names "__main__.shell_task"
