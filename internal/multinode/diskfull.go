@@ -112,6 +112,19 @@ func (m *MNS) SetDiskFull(full bool, now time.Time) {
 // DiskHeld is the number of events held while the disk is full.
 func (m *MNS) DiskHeld() int { return len(m.disk.held) }
 
+// startDiskWatch starts watchDisk when the server has a guard and returns
+// the function that stops it and waits for it.
+func (s *Server) startDiskWatch(ctx context.Context, m *MNS) (stop func()) {
+	if s.Disk == nil {
+		return func() {}
+	}
+	var wg sync.WaitGroup
+	wctx, cancel := context.WithCancel(ctx)
+	wg.Add(1)
+	go s.watchDisk(wctx, &wg, m)
+	return func() { cancel(); wg.Wait() }
+}
+
 // watchDisk reads the guard every Interval and tells the machine when the
 // disk state changes, until ctx ends.
 func (s *Server) watchDisk(ctx context.Context, wg *sync.WaitGroup, m *MNS) {

@@ -329,14 +329,7 @@ func (s *Server) Run(ctx context.Context) error {
 		log.Info("multinode: listening for node schedulers", "addr", ln.Addr().String(), "collections", len(s.Collections), "routes", nroutes)
 	}
 	close(s.ready)
-	if s.Disk != nil {
-		var wg sync.WaitGroup
-		wctx, stop := context.WithCancel(ctx)
-		defer wg.Wait()
-		defer stop()
-		wg.Add(1)
-		go s.watchDisk(wctx, &wg, m)
-	}
+	defer s.startDiskWatch(ctx, m)()
 	err = s.drv.Run(ctx)
 	if err != nil {
 		log.Error("multinode: routing database write failed, stopping", "err", err)
