@@ -72,9 +72,9 @@ func runDupserver(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		addr = net.JoinHostPort("", strconv.Itoa(port))
 	}
-	sub := "dupserver"
+	sub, role := "dupserver", "dupserver"
 	if *replicaMode {
-		sub = "dupreplica"
+		sub, role = "dupreplica", "dupserver replica"
 	}
 	if *dump {
 		return dupserver.Dump(env.stdout, filepath.Join(*data, sub))
@@ -88,7 +88,7 @@ func runDupserver(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "trawl dupserver: %v\n", err)
 		return errUsage
 	}
-	disk, err := df.Guard(*data, "dupserver", log)
+	disk, err := df.Guard(*data, role, log)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/trawl/trawl/internal/admin"
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/collstore"
+	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/multinode"
 	"github.com/trawl/trawl/internal/multinode/mnsadmin"
 )
@@ -45,6 +46,7 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 	adminListen := fs.String("admin-listen", "", "address of the HTTP interface: XML-RPC admin API, status page, metrics (default 127.0.0.1:<base-port>; \"off\" disables it)")
 	var adm adminFlags
 	adm.register(fs)
+	df := diskspace.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -91,6 +93,10 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	disk, err := df.Guard(*data, "multinode", log)
+	if err != nil {
+		return err
+	}
 	// The collections added over the admin API before a restart
 	// (internal/collstore; the saved copy wins over --config).
 	store := collstore.Store{Dir: collstore.Dir(*data)}
@@ -109,6 +115,7 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 		Config: multinode.Config{KeepAlive: *keepalive, WaitNodes: *waitNodes, WaitNodesTimeout: *waitNodesTimeout,
 			NodeTimeout: *nodeTimeout, DNSTTL: *dnsTTL, DNSMinTTL: *dnsMinTTL},
 		RerouteRequests: *data != "",
+		Disk:            disk,
 	}
 	if addr := admin.ListenAddr(*adminListen, *basePort); addr != "" {
 		ctx, cancel := context.WithCancel(ctx)
@@ -117,6 +124,9 @@ func runMultinode(ctx context.Context, env *cmdEnv, args []string) error {
 		opts.Configs, opts.Store = configs, store
 		b := mnsadmin.New(&mnsadmin.Engine{MNS: srv, NodeClient: nodeAdminClient(tc)}, mnsadmin.Configs(specs), opts)
 		h := newAdminHTTP(b, adm, nil)
+		if disk != nil {
+			h.SetDisk(disk.Status)
+		}
 		errc := make(chan error, 1)
 		go func() { errc <- serveAdmin(ctx, env, "multinode", addr, h, nil) }()
 		defer func() { cancel(); <-errc }()

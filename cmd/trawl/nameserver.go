@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/distrib/etcdreg"
 	"github.com/trawl/trawl/internal/distrib/nameserver"
 	"github.com/trawl/trawl/internal/distrib/wire"
@@ -31,6 +32,7 @@ func runNameserver(ctx context.Context, env *cmdEnv, args []string) error {
 	ping := fs.Duration("ping-interval", 5*time.Second, "how often every bound object is pinged")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	tlsf := tlsconf.Register(fs)
+	df := diskspace.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -50,7 +52,11 @@ func runNameserver(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := nameserver.NewServer(nameserver.ServerConfig{Listen: addr, Dir: filepath.Join(*data, "nameserver"), PingInterval: *ping, Logger: log, TLS: tc})
+	disk, err := df.Guard(*data, "nameserver", log)
+	if err != nil {
+		return err
+	}
+	s, err := nameserver.NewServer(nameserver.ServerConfig{Listen: addr, Dir: filepath.Join(*data, "nameserver"), PingInterval: *ping, Logger: log, TLS: tc, Disk: disk})
 	if err != nil {
 		return err
 	}

@@ -415,6 +415,7 @@ func newEngine(o *runOptions, specs []*multinode.CollectionSpec, log *slog.Logge
 		DNSServer:     o.dnsServer,
 		Logger:        log.With("role", "multinode"),
 		Collections:   specs,
+		Disk:          o.diskGuard,
 	}
 	e.ds = &dupserver.Server{
 		Data:   filepath.Join(o.data, "dupserver"),

@@ -131,7 +131,14 @@
 //   - Free disk is measured every 10 s (--disk-check); below the limit
 //     (disk_limit, 2000 MB until one arrives) every running task of that
 //     connection is aborted (finish aborted) and new generic-response
-//     commands get #error, except remove-files, which frees space.
+//     commands get #error, except remove-files, which frees space. A shell
+//     command that fails (a non-zero exit) while the free disk of its
+//     directory, measured when it ends, is below the limit is reported
+//     aborted, not completed with its code: it most likely failed for want
+//     of space (ENOSPC), and the master runs it again without counting a
+//     failed run. This limit is the worker's full-disk mark: the worker
+//     keeps no database, so nothing of its own can be corrupted by a full
+//     disk, and it takes no --disk-low-water of its own.
 //   - heartbeat_info is an MS-FSWCU dictionary {id, pid, disk_mb, load: 0,
 //     tmpsize: (tmp, (bytes, files))}, base64 on the wire; task-info is
 //     task_info or task_info_copy, with class names "__main__.shell_task"
@@ -166,9 +173,16 @@
 //     worker). #finish is always answered with #forget.
 //   - A target succeeds when its shell finished completed with code 0 and
 //     no #stderr came; a failed command runs again (3 runs at most, then
-//     the build fails); #error and aborted finishes (a worker short of disk)
-//     put the target back without counting it, and keep that worker out of
-//     new assignments for 2 s.
+//     the build fails); an #error puts the target back without counting
+//     it as a run and keeps that worker out of new assignments for 2 s (20
+//     such errors fail the build). A worker short of disk (its #error
+//     "free disk ... below the limit", or an aborted finish: the master
+//     aborts no target, so the worker did, on its disk check) puts the
+//     target back counting nothing, and keeps that worker out of new
+//     assignments for 10 s (its disk check period): the target goes to
+//     another worker, or waits for space however long that takes (up to
+//     --build-timeout); a transfer refused or aborted for want of disk is
+//     tried again without counting it either.
 //   - Files nobody needs: once no unfinished target reads a file, every copy
 //     is removed (remove-files), except the kept copy and the initial copies
 //     the build file placed. An output no target reads (a product of the

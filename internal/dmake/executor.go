@@ -258,6 +258,15 @@ func (e *Executor) shellWait(j JobShellWait) (any, error) {
 		if x.Code < 0 {
 			x.Code = 1
 		}
+		// The worker reports a command that failed on a short disk
+		// as aborted (Worker.taskResult).
+		dir := cmd.Dir
+		if dir == "" {
+			dir = "."
+		}
+		if free, err := e.freeSpace(dir); err == nil {
+			x.FreeMB, x.Measured = free>>20, true
+		}
 	default:
 		return nil, err
 	}

@@ -98,6 +98,7 @@ type xfer struct {
 	sinkOK    bool
 	srcOK     bool
 	failed    bool
+	short     bool // a side failed for want of disk: not counted
 }
 
 type mtask struct {
@@ -427,17 +428,9 @@ func (m *Master) fail(err error) {
 }
 
 func (m *Master) requeue(t *mtarget, why string, counts bool) {
-	if t.state != tAssigned && t.state != tRunning {
+	if !m.unassign(t) {
 		return
 	}
-	if w := m.workers[t.worker]; w.busy > 0 {
-		w.busy--
-	}
-	if t.task != "" {
-		delete(m.tasks, t.task)
-		t.task = ""
-	}
-	t.state, t.stderr = tWaiting, false
 	if counts {
 		t.attempts++
 		if t.attempts >= m.cfg.MaxAttempts {
@@ -452,6 +445,32 @@ func (m *Master) requeue(t *mtarget, why string, counts bool) {
 		}
 	}
 	m.log(slog.LevelWarn, "target to run again", "target", t.Name, "why", why)
+}
+
+// putBack puts t back without counting it: its worker is short of disk,
+// and a build waits for space (another worker's, or this one's when it is
+// freed) however long that takes, up to --build-timeout.
+func (m *Master) putBack(t *mtarget, why string) {
+	if m.unassign(t) {
+		m.log(slog.LevelWarn, "target to run again", "target", t.Name, "why", why)
+	}
+}
+
+// unassign puts an assigned or running t back to waiting and reports
+// whether it was.
+func (m *Master) unassign(t *mtarget) bool {
+	if t.state != tAssigned && t.state != tRunning {
+		return false
+	}
+	if w := m.workers[t.worker]; w.busy > 0 {
+		w.busy--
+	}
+	if t.task != "" {
+		delete(m.tasks, t.task)
+		t.task = ""
+	}
+	t.state, t.stderr = tWaiting, false
+	return true
 }
 
 func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }

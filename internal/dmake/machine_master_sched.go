@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/trawl/trawl/internal/loop"
@@ -88,13 +89,30 @@ func (m *Master) taskError(w *mworker, msg *Message) {
 	}
 	delete(m.tasks, t.id)
 	w.cooldown = m.now.Add(2 * time.Second)
+	short := diskShort(info)
+	if short {
+		w.cooldown = m.now.Add(diskCooldown)
+	}
 	switch {
+	case t.target != nil && short:
+		m.putBack(t.target, "worker short of disk: "+info)
 	case t.target != nil:
 		m.requeue(t.target, "error: "+info, false)
 	case t.x != nil:
 		t.x.open--
+		t.x.short = t.x.short || short
 		m.xferFailed(t.x, "error: "+info)
 	}
+}
+
+// diskCooldown is how long a worker short of disk is left out of new
+// assignments: its free-space check period (WorkerConfig.DiskCheck).
+const diskCooldown = 10 * time.Second
+
+// diskShort reports whether a worker's #error says that its free disk is
+// below the limit (the worker's refusal of a new task, checkTask).
+func diskShort(info string) bool {
+	return strings.HasPrefix(info, "free disk ") && strings.Contains(info, " below the limit ")
 }
 
 func (m *Master) finish(w *mworker, msg *Message) {
@@ -118,8 +136,10 @@ func (m *Master) finish(w *mworker, msg *Message) {
 			return
 		}
 		if status == StatusAborted {
-			w.cooldown = m.now.Add(2 * time.Second)
-			m.requeue(tg, "aborted by the worker", false)
+			// The master aborts no target: the worker did, its free
+			// disk below the limit (checkDisk).
+			w.cooldown = m.now.Add(diskCooldown)
+			m.putBack(tg, "aborted by the worker (short of disk)")
 			return
 		}
 		m.requeue(tg, "command failed: "+status+" "+code, true)
@@ -128,6 +148,12 @@ func (m *Master) finish(w *mworker, msg *Message) {
 		x.open--
 		n, err := strconv.ParseInt(msg.Arg(3), 10, 64)
 		ok := status == StatusCompleted && err == nil
+		if status == StatusAborted && !x.failed {
+			// Not aborted by this master (xferFailed marks the transfer
+			// failed first): the worker's disk check did.
+			x.short = true
+			w.cooldown = m.now.Add(diskCooldown)
+		}
 		if t.typ == TypeNetsink {
 			x.sinkOK, x.sinkBytes = ok, n
 		} else {
@@ -181,6 +207,9 @@ func (m *Master) xferFailed(x *xfer, why string) {
 }
 
 func (m *Master) countXferFailure(x *xfer, why string) {
+	if x.short {
+		return // a worker short of disk: tried again, not counted
+	}
 	k := x.file + "@" + strconv.Itoa(x.dst)
 	m.xfail[k]++
 	if m.xfail[k] >= maxTransferFailures {

@@ -89,6 +89,10 @@ type (
 type ShellExit struct {
 	Code           int
 	Stdout, Stderr []byte
+	// FreeMB is the free disk of the command's directory when a failed
+	// command ended, in MiB, if Measured.
+	FreeMB   int64
+	Measured bool
 }
 
 // SinkDone is how a netsink's receive ended.
@@ -402,6 +406,14 @@ func (w *Worker) taskResult(p loop.Peer, c *wconn, t *wtask, kind string, ev loo
 			w.send(p, &Message{Name: CmdStderr, Args: [][]byte{[]byte(t.id)}, Data: x.Stderr})
 		}
 		if t.aborting {
+			w.finish(p, c, t, StatusAborted, abortAux(t)...)
+			return
+		}
+		if x.Code != 0 && x.Measured && x.FreeMB < c.diskLimitMB {
+			// Failed for want of disk, most likely (ENOSPC): aborted, so
+			// that the master runs it again instead of counting a failure.
+			w.log(slog.LevelWarn, "command failed with the free disk below the limit: reported aborted", "task", t.id, "code", x.Code,
+				"free_mb", x.FreeMB, "limit_mb", c.diskLimitMB)
 			w.finish(p, c, t, StatusAborted, abortAux(t)...)
 			return
 		}

@@ -21,7 +21,7 @@ import (
 //	connect peer=N         a master connects
 //	close peer=N           its connection closes
 //	recv peer=N            the input's lines arrive, as bytes on the wire
-//	result job=N           the job's result: "pid P", "exit CODE [OUT [ERR]]", "port P",
+//	result job=N           the job's result: "pid P", "exit CODE [OUT [ERR [FREEMB]]]", "port P",
 //	                       "sink BYTES", "mismatch", "size N", "sent N", "progress N", "data TEXT",
 //	                       "free MB", "facts DISKMB [TMPBYTES TMPFILES]", "ok", "err TEXT"
 type workerHarness struct{}
@@ -76,7 +76,11 @@ func (workerHarness) Events(t *testing.T, d *datadriven.TestData) ([]loop.Event[
 		case "pid", "port":
 			ev.Result = int(n(1))
 		case "exit":
-			ev.Result = ShellExit{Code: int(n(1)), Stdout: []byte(s(2)), Stderr: []byte(s(3))}
+			x := ShellExit{Code: int(n(1)), Stdout: []byte(s(2)), Stderr: []byte(s(3))}
+			if len(f) > 4 {
+				x.FreeMB, x.Measured = n(4), true
+			}
+			ev.Result = x
 		case "sink":
 			ev.Result = SinkDone{Bytes: n(1)}
 		case "mismatch":

@@ -3,6 +3,7 @@ package dupserver
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -66,12 +67,53 @@ func (d *DS) SetDiskFull(full bool, now time.Time) {
 	}
 }
 
-// SetDiskFull passes the disk state on to the promoted duplicate server
-// (a replica's writes are not held).
+// SetDiskFull tells the replica whether the disk is full. While it is,
+// the replica refuses its duplicate server: the connections are closed,
+// and every new one at once. It holds nothing (the duplicate server's
+// changes wait in the duplicate server's store, marked for the replica),
+// and answers nothing it did not write.
+func (r *Replica) SetDiskFull(full bool, now time.Time) {
+	if full == r.diskFull {
+		return
+	}
+	r.diskFull = full
+	if !full {
+		r.Pending.Log(slog.LevelInfo, "dupserver replica: the duplicate server may connect again to resynchronise")
+		return
+	}
+	ids := make([]PeerID, 0, len(r.peers))
+	for id := range r.peers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		delete(r.peers, id)
+		r.Pending.CloseConn(id, "disk full")
+	}
+	r.Pending.Log(slog.LevelWarn, "dupserver replica: duplicate server refused while the disk is full; it answers from its own store and resynchronises this replica later",
+		"closed", len(ids))
+}
+
+// SetDiskFull passes the disk state on to the replica, or after the
+// promotion to the duplicate server. While the disk is full the replica is
+// not promoted: its duplicate server is refused, not gone, and
+// PromoteAfter counts again from the resume.
 func (f *Failover) SetDiskFull(full bool, now time.Time) {
 	f.diskFull = full
 	if f.ds != nil {
 		f.ds.SetDiskFull(full, now)
+		return
+	}
+	f.replica.SetDiskFull(full, now)
+	f.Pending.Append(f.replica.Ready())
+	f.replica.Advance()
+	if full {
+		for p := range f.dsPeers {
+			delete(f.dsPeers, p)
+			f.refused[p] = true // its Closed event is not a departure
+		}
+	} else if len(f.dsPeers) == 0 {
+		f.downSince = now
 	}
 }
 

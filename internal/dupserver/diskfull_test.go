@@ -2,15 +2,20 @@ package dupserver
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/diskspace/disktest"
+	"github.com/trawl/trawl/internal/loop"
 )
 
 type lockedLog struct {
@@ -186,4 +191,153 @@ func dumpMem(t *testing.T, st *MemStore) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestReplicaRefusesOnFullDisk runs a duplicate server (store on a
+// temporary directory) and its replica (Pebble store on a 64 MiB tmpfs).
+// Filled to 2 MiB free (under the replica's 8 MiB mark), the replica
+// pauses (log line, DiskStatus) and closes the duplicate server's link;
+// the duplicate server gives it up and answers the node scheduler's
+// checksums from its own store, while the replica's store gets none of
+// them and the free space stays put. Removing the filler resumes it: the
+// duplicate server reconnects and resynchronises it, and the replica's
+// store, reopened, equals the duplicate server's.
+func TestReplicaRefusesOnFullDisk(t *testing.T) {
+	fs := disktest.Mount(t, 64<<20)
+	rSt, err := OpenPebble(fs+"/r", PebbleOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsSt, err := OpenPebble(t.TempDir(), PebbleOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dsSt.Close()
+	var rLogs, dsLogs lockedLog
+	rLog := slog.New(slog.NewTextHandler(&rLogs, nil))
+	r := &Server{Listener: listen(t), Store: rSt, ReplicaMode: true, Logger: rLog,
+		Disk: diskspace.NewGuard(diskspace.Config{Dir: fs, Low: 8 << 20, High: 16 << 20, Interval: 20 * time.Millisecond, Logger: rLog, Role: "dupserver replica"})}
+	raddr, stopR := start(t, r)
+	dsAddr, stopDS := start(t, &Server{Listener: listen(t), Store: dsSt, NodeID: "ds-1", Replica: raddr,
+		Logger: slog.New(slog.NewTextHandler(&dsLogs, nil))})
+	ns := dialNS(t, t.Context(), dsAddr)
+	ns.send(setConfig("example", 1))
+	ns.expect(&cmt.PPDUPConfigAck{VClock: 1})
+	addN := func(from, to int) {
+		t.Helper()
+		for i := from; i < to; i++ {
+			ns.send(add("example", "n1", fmt.Sprintf("http://a/%d", i), csum(fmt.Sprint(i))))
+		}
+		for i := from; i < to; i++ {
+			if _, ok := ns.next().(*cmt.PPDUPAddOK); !ok {
+				t.Fatal("want ADD_OK")
+			}
+		}
+	}
+	addN(0, 20)
+	pollEqual(t, dsSt, rSt, 20)
+
+	filler := disktest.Fill(t, fs, 2<<20)
+	waitUntil(t, "the replica's pause", func() bool {
+		return strings.Contains(dsLogs.String(), "dupserver: replica lost") && strings.Contains(rLogs.String(), "duplicate server refused while the disk is full")
+	})
+	if !r.DiskStatus().Paused || !strings.Contains(rLogs.String(), "dupserver replica: disk full: paused") {
+		t.Fatalf("pause not reported: %+v\n%s", r.DiskStatus(), rLogs.String())
+	}
+	before, _, err := diskspace.Read(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addN(20, 70) // answered by the duplicate server alone
+	rm := remove("example", "n1", "http://a/0", csum("0"))
+	ns.send(rm)
+	ns.expect(&cmt.PPDUPPromoteReq{Collection: "example", Checksum: csum("0")})
+	ns.expect(removeOK(0, rm).Msg)
+	if got := dump(t, rSt); len(got) != 20 {
+		t.Errorf("the replica's store changed while its disk was full: %d mappings, want 20", len(got))
+	}
+	if after, _, _ := diskspace.Read(fs); after+256<<10 < before {
+		t.Errorf("free space fell from %d to %d while paused", before, after)
+	}
+
+	filler.Remove(t)
+	deadline := time.Now().Add(time.Minute)
+	for !reflect.DeepEqual(dump(t, dsSt), dump(t, rSt)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica did not catch up after the resume:\n%s", cmp.Diff(dump(t, dsSt), dump(t, rSt)))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(rLogs.String(), "dupserver replica: disk space back: resumed") {
+		t.Errorf("no resume line:\n%s", rLogs.String())
+	}
+	stopDS()
+	stopR()
+	want := dump(t, dsSt)
+	if len(want) != 69 {
+		t.Errorf("duplicate server holds %d mappings, want 69", len(want))
+	}
+	if err := rSt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rSt2, err := OpenPebble(fs+"/r", PebbleOptions{})
+	if err != nil {
+		t.Fatalf("reopening the replica's store: %v", err)
+	}
+	defer rSt2.Close()
+	if got := dump(t, rSt2); !reflect.DeepEqual(got, want) {
+		t.Errorf("replica's store after reopening differs:\n%s", cmp.Diff(want, got))
+	}
+}
+
+// TestFailoverNotPromotedOnFullDisk steps a replica with a failover
+// listener: while its disk is full it closes its duplicate server's link,
+// refuses it again, and refuses a node scheduler's failover connection
+// however long the duplicate server has been away; after the resume
+// PromoteAfter counts from the resume before a node scheduler promotes it.
+func TestFailoverNotPromotedOnFullDisk(t *testing.T) {
+	f := NewFailover(FailoverConfig{PromoteAfter: time.Second, Start: t0, DS: DSConfig{NodeID: "r-1"}}, NewMemStore())
+	f.Advance()
+	closed := func(p PeerID) bool {
+		b := f.Ready()
+		f.Advance()
+		for _, e := range b.Out {
+			if e.Close && e.To == p {
+				return true
+			}
+		}
+		return false
+	}
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	conn := func(p PeerID, tag string, s int) {
+		f.Step(loop.Event[cmt.Message]{Kind: loop.Connected, Peer: p, Tag: tag, Now: at(s)})
+	}
+	conn(1, TagListen, 0)
+	if closed(1) {
+		t.Fatal("duplicate server refused before the disk is full")
+	}
+	f.SetDiskFull(true, at(1))
+	if !closed(1) {
+		t.Fatal("the duplicate server's link stays open on a full disk")
+	}
+	f.Step(loop.Event[cmt.Message]{Kind: loop.Closed, Peer: 1, Now: at(1)})
+	f.Advance()
+	conn(2, TagListen, 2)
+	if !closed(2) {
+		t.Error("duplicate server admitted while the disk is full")
+	}
+	conn(3, TagFailover, 10)
+	if !closed(3) || f.Promoted() {
+		t.Error("promoted while the disk is full")
+	}
+	f.SetDiskFull(false, at(20))
+	f.Advance()
+	conn(4, TagFailover, 20)
+	if !closed(4) || f.Promoted() {
+		t.Error("promoted before PromoteAfter counted from the resume")
+	}
+	conn(5, TagFailover, 22)
+	if closed(5) || !f.Promoted() {
+		t.Error("not promoted after the resume and PromoteAfter")
+	}
 }

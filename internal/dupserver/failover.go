@@ -161,11 +161,23 @@ func (f *Failover) admit(ev loop.Event[cmt.Message]) bool {
 		return true
 	}
 	if ev.Tag != TagFailover {
+		if f.diskFull {
+			// Not counted as the duplicate server's connection: it is
+			// alive, only refused until the space is back (diskfull.go).
+			f.Pending.Log(slog.LevelInfo, "dupserver replica: duplicate server refused: the disk is full", "peer", ev.Peer)
+			return false
+		}
 		f.dsPeers[ev.Peer] = true
 		return true
 	}
 	if len(f.dsPeers) > 0 {
 		f.Pending.Log(slog.LevelInfo, "dupserver replica: node scheduler on the failover listener refused: the duplicate server is connected", "peer", ev.Peer)
+		return false
+	}
+	if f.diskFull {
+		// The replica refuses its duplicate server while its disk is full
+		// (diskfull.go): that server is not gone.
+		f.Pending.Log(slog.LevelInfo, "dupserver replica: node scheduler on the failover listener refused: the disk is full", "peer", ev.Peer)
 		return false
 	}
 	if gone := now.Sub(f.downSince); gone < f.cfg.PromoteAfter {

@@ -28,6 +28,9 @@ type Replica struct {
 
 	lastKA time.Time
 	fence  Fence // fence.go
+	// diskFull: the free space is below the guard's mark; the duplicate
+	// server's connections are refused (diskfull.go).
+	diskFull bool
 }
 
 // NewReplica returns a replica machine over st.
@@ -64,6 +67,11 @@ func (r *Replica) send(to PeerID, m cmt.Message) {
 
 // connect reports a new connection from a duplicate server.
 func (r *Replica) connect(p PeerID, now time.Time) {
+	if r.diskFull {
+		r.Pending.Log(slog.LevelInfo, "dupserver replica: duplicate server refused: the disk is full", "peer", p)
+		r.Pending.CloseConn(p, "disk full")
+		return
+	}
 	r.peers[p] = 0
 	r.Pending.Log(slog.LevelInfo, "dupserver: duplicate server connected to the replica", "peer", p)
 }

@@ -25,6 +25,9 @@ const defaultDNSFailText = "lookup queue full"
 // work; Step files the actions they return into the pending batch
 // (emit).
 func (m *MNS) Step(ev loop.Event[cmt.Message]) {
+	if m.holdOnDisk(ev) {
+		return
+	}
 	var acts []Action
 	switch ev.Kind {
 	case loop.Connected:

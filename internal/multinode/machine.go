@@ -319,6 +319,7 @@ type MNS struct {
 	nextKA   time.Time
 	fo       failover        // failure handling (failover.go)
 	busy     map[ConnID]bool // connections whose send queue is full (SetBusy)
+	disk     diskHold        // the full-disk pause (diskfull.go)
 	// dnsStats are the DNS counters (dnsstats.go); dnsSecond and
 	// dnsInSecond count the lookups of the current second.
 	dnsStats    DNSStats

@@ -16,6 +16,7 @@ import (
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/crawllog"
+	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/loop"
 	"github.com/trawl/trawl/internal/marshal"
 	"github.com/trawl/trawl/internal/tlsconf"
@@ -110,6 +111,9 @@ type Server struct {
 	// 16384 messages per priority; when it is full, messages are held and
 	// forwarding to that node waits, see FullTimeout).
 	ConnConfig cmt.ConnConfig
+	// Disk, if set, holds the writing events while the free space of
+	// Data's file system is below its low-water mark (diskfull.go).
+	Disk *diskspace.Guard
 	// RerouteRequests polls Data/reroute every second for the requests
 	// RequestReroute writes (`trawl multinode --reroute ID`).
 	RerouteRequests bool
@@ -325,6 +329,7 @@ func (s *Server) Run(ctx context.Context) error {
 		log.Info("multinode: listening for node schedulers", "addr", ln.Addr().String(), "collections", len(s.Collections), "routes", nroutes)
 	}
 	close(s.ready)
+	defer s.startDiskWatch(ctx, m)()
 	err = s.drv.Run(ctx)
 	if err != nil {
 		log.Error("multinode: routing database write failed, stopping", "err", err)

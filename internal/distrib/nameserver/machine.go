@@ -56,6 +56,7 @@ type Machine struct {
 	cfg      Config
 	bindings map[string]wire.AOR
 	live     map[string]*liveness
+	disk     diskHold // records held while the disk is full (diskfull.go)
 	nextPing time.Time
 	jobs     map[uint64]string // ping job -> addr
 	nextJob  uint64
@@ -137,7 +138,7 @@ func (m *Machine) call(f *wire.Frame) *wire.Frame {
 			return wire.ReplyTo(f) // bound again by its holder: nothing changes
 		}
 		m.bindings[a.Key()] = a
-		m.Pending.Persist = append(m.Pending.Persist, Record{Bind: true, AOR: a})
+		m.persist(Record{Bind: true, AOR: a})
 		m.Pending.Log(slog.LevelInfo, "nameserver: bind", "aor", a.String())
 		return wire.ReplyTo(f)
 	case "resolve":
@@ -166,7 +167,7 @@ func (m *Machine) call(f *wire.Frame) *wire.Frame {
 		}
 		if found {
 			delete(m.bindings, k.Key())
-			m.Pending.Persist = append(m.Pending.Persist, Record{AOR: k})
+			m.persist(Record{AOR: k})
 			m.Pending.Log(slog.LevelInfo, "nameserver: unbind", "name", k.Name, "type", k.Type, "version", k.Version)
 		}
 		return wire.ReplyTo(f, wire.Bln(found))
@@ -260,7 +261,7 @@ func (m *Machine) failed(addr string, l *liveness, why string) {
 	for _, a := range m.Bindings() {
 		if a.Addr() == addr {
 			delete(m.bindings, a.Key())
-			m.Pending.Persist = append(m.Pending.Persist, Record{AOR: wire.AOR{Name: a.Name, Type: a.Type, Version: a.Version}})
+			m.persist(Record{AOR: wire.AOR{Name: a.Name, Type: a.Type, Version: a.Version}})
 			m.Pending.Log(slog.LevelWarn, "nameserver: dropped a dead object", "aor", a.String(), "failures", l.fails, "err", why)
 		}
 	}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"sync"
 	"time"
 
+	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/loop"
 	"github.com/trawl/trawl/internal/tlsconf"
@@ -23,6 +25,10 @@ type ServerConfig struct {
 	Logger       *slog.Logger
 	// TLS, if set, makes the listener and the pings mutual TLS.
 	TLS *tlsconf.Config
+	// Disk, if set, holds the appends to bindings.log while the free
+	// space of Dir's file system is below its low-water mark
+	// (diskfull.go).
+	Disk *diskspace.Guard
 }
 
 // Server runs the name server machine on TCP.
@@ -84,6 +90,14 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 // Run serves until ctx ends.
 func (s *Server) Run(ctx context.Context) error {
 	defer s.store.Close()
+	if s.cfg.Disk != nil {
+		var wg sync.WaitGroup
+		wctx, stop := context.WithCancel(ctx)
+		defer wg.Wait()
+		defer stop()
+		wg.Add(1)
+		go s.watchDisk(wctx, &wg)
+	}
 	return s.drv.Run(ctx)
 }
 
