@@ -1,20 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,122 +21,31 @@ import (
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/index"
 	"github.com/trawl/trawl/internal/testenv"
+	"github.com/trawl/trawl/internal/testenv/testproc"
 )
 
 // distribBinary is the trawl binary the process tests run, built once
 // without the race detector (the distributors' code runs under it in
 // internal/distrib's own tests): a crawl under the detector is about six
 // times slower.
-var distribBinary struct {
-	once sync.Once
-	path string
-	err  error
-}
+var distribBinary = &testproc.Binary{Prefix: "trawl-bin-"}
 
 func trawlBinary(t *testing.T) string {
 	t.Helper()
-	distribBinary.once.Do(func() {
-		dir, err := os.MkdirTemp("", "trawl-bin-")
-		if err != nil {
-			distribBinary.err = err
-			return
-		}
-		distribBinary.path = filepath.Join(dir, "trawl")
-		out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", distribBinary.path, ".").CombinedOutput()
-		if err != nil {
-			distribBinary.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if distribBinary.err != nil {
-		t.Fatal(distribBinary.err)
-	}
-	return distribBinary.path
+	return distribBinary.Path(t)
 }
 
-// roleProc is one trawl role running as a separate process, so that it
-// can be killed with SIGKILL.
-type roleProc struct {
-	t    *testing.T
-	args []string
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	out  strings.Builder
-	done chan struct{}
-	err  error
-}
-
-func startDistribRole(t *testing.T, args ...string) *roleProc {
+// startDistribRole starts one trawl role as a separate process, so that
+// it can be killed with SIGKILL (as it is when the test ends).
+func startDistribRole(t *testing.T, args ...string) *testproc.Proc {
 	t.Helper()
-	p := &roleProc{t: t, args: args, done: make(chan struct{})}
-	p.cmd = exec.Command(trawlBinary(t), args...)
-	pr, pw := io.Pipe()
-	p.cmd.Stdout, p.cmd.Stderr = pw, pw
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.out.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
-		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
-	go func() {
-		p.err = p.cmd.Wait()
-		pw.Close()
-		close(p.done)
-	}()
-	t.Cleanup(func() { p.kill() })
-	return p
+	return testproc.Start(t, trawlBinary(t), 0, args...)
 }
 
-func (p *roleProc) log() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
-
-// waitLine waits for a line of output matching re and returns its first
-// group.
-func (p *roleProc) waitLine(re *regexp.Regexp) string {
-	p.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if m := re.FindStringSubmatch(p.log()); m != nil {
-			return m[1]
-		}
-		select {
-		case <-p.done:
-			p.t.Fatalf("trawl %s exited (%v):\n%s", p.args[0], p.err, p.log())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	p.t.Fatalf("trawl %s: no line matching %s:\n%s", p.args[0], re, p.log())
-	return ""
-}
-
-// kill sends SIGKILL and waits for the process to end.
-func (p *roleProc) kill() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-}
-
-// term stops the process cleanly.
-func (p *roleProc) term() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(20 * time.Second):
-		p.kill()
-	}
+// waitRoleLine waits for a line of p's output matching re and returns its
+// first group.
+func waitRoleLine(p *testproc.Proc, re *regexp.Regexp) string {
+	return p.WaitLine(re, 30*time.Second)[1]
 }
 
 // distribChain is a name server, distributors and indexers, each its own
@@ -151,10 +54,10 @@ type distribChain struct {
 	t        *testing.T
 	ns       string
 	registry []string // --nameserver ADDR or --registry URL
-	nsProc   *roleProc
-	cds      map[int]*roleProc
+	nsProc   *testproc.Proc
+	cds      map[int]*testproc.Proc
 	cdBase   map[int]int
-	ixs      []*roleProc
+	ixs      []*testproc.Proc
 	ixBase   []int
 	ixData   []string
 	cl       *wire.Client
@@ -163,19 +66,19 @@ type distribChain struct {
 const distribPing = "300ms"
 
 func newDistribChain(t *testing.T, etcdURL string) *distribChain {
-	c := &distribChain{t: t, cds: map[int]*roleProc{}, cdBase: map[int]int{}, cl: &wire.Client{Timeout: 3 * time.Second}}
+	c := &distribChain{t: t, cds: map[int]*testproc.Proc{}, cdBase: map[int]int{}, cl: &wire.Client{Timeout: 3 * time.Second}}
 	t.Cleanup(func() { c.cl.Close() })
 	if etcdURL != "" {
 		c.registry = []string{"--registry", etcdURL}
 		return c
 	}
 	c.nsProc = startDistribRole(t, "nameserver", "--listen", "127.0.0.1:0", "--data", t.TempDir(), "--ping-interval", distribPing)
-	c.ns = c.nsProc.waitLine(regexp.MustCompile(`nameserver listening on (\S+)`))
+	c.ns = waitRoleLine(c.nsProc, regexp.MustCompile(`nameserver listening on (\S+)`))
 	c.registry = []string{"--nameserver", c.ns}
 	return c
 }
 
-func (c *distribChain) startCD(id int) *roleProc {
+func (c *distribChain) startCD(id int) *testproc.Proc {
 	if c.cdBase[id] == 0 {
 		c.cdBase[id] = testenv.FreeBasePort(c.t, wire.PortInternal, wire.PortExternal)
 	}
@@ -186,7 +89,7 @@ func (c *distribChain) startCD(id int) *roleProc {
 	return p
 }
 
-func (c *distribChain) startIndexer(i, n int) *roleProc {
+func (c *distribChain) startIndexer(i, n int) *testproc.Proc {
 	for len(c.ixs) <= i {
 		c.ixs = append(c.ixs, nil)
 		c.ixBase = append(c.ixBase, testenv.FreeBasePort(c.t, indexer.PortOffset))
@@ -195,7 +98,7 @@ func (c *distribChain) startIndexer(i, n int) *roleProc {
 	p := startDistribRole(c.t, append([]string{"indexer", "--partition", strconv.Itoa(i), "--partitions", strconv.Itoa(n),
 		"--base-port", strconv.Itoa(c.ixBase[i]), "--host", "127.0.0.1", "--listen", "127.0.0.1", "--data", c.ixData[i],
 		"--rebind", distribPing}, c.registry...)...)
-	p.waitLine(regexp.MustCompile(`indexer partition \d+ of \d+ listening on (\S+)`))
+	waitRoleLine(p, regexp.MustCompile(`indexer partition \d+ of \d+ listening on (\S+)`))
 	c.ixs[i] = p
 	return p
 }
@@ -210,7 +113,7 @@ func (c *distribChain) masters() []int {
 	var out []int
 	for id, p := range c.cds {
 		select {
-		case <-p.done:
+		case <-p.Done():
 			continue
 		default:
 		}
@@ -241,7 +144,7 @@ func (c *distribChain) waitMaster(reg nameserver.Registry, not int) int {
 	}
 	var logs strings.Builder
 	for id, p := range c.cds {
-		fmt.Fprintf(&logs, "--- distributor %d\n%s", id, p.log())
+		fmt.Fprintf(&logs, "--- distributor %d\n%s", id, p.Log())
 	}
 	c.t.Fatalf("no single master (other than %d): %v\n%s", not, c.masters(), logs.String())
 	return 0
@@ -254,7 +157,7 @@ func (c *distribChain) reg() nameserver.Registry { return nameserver.NewClient(c
 func (c *distribChain) indexerDocs(coll string, want []string) (map[string]int, uint64) {
 	t := c.t
 	for _, p := range c.ixs {
-		p.term()
+		p.Stop(20 * time.Second)
 	}
 	where := map[string]int{}
 	var total uint64
@@ -353,21 +256,21 @@ func TestDistribCrawlKillMaster(t *testing.T) {
 	deadline := time.Now().Add(120 * time.Second)
 	for c.indexerCount(0)+c.indexerCount(1) < 20 {
 		if time.Now().After(deadline) {
-			t.Fatalf("no documents reached the indexers:\n%s", crawl.log())
+			t.Fatalf("no documents reached the indexers:\n%s", crawl.Log())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	killed := time.Now()
-	c.cds[first].kill()
+	c.cds[first].Kill()
 	second := c.waitMaster(reg, first)
 	t.Logf("master %d killed; %d took over after %v", first, second, time.Since(killed).Round(time.Millisecond))
 	select {
-	case <-crawl.done:
+	case <-crawl.Done():
 	case <-time.After(240 * time.Second):
-		t.Fatalf("the crawl did not end:\n%s", crawl.log())
+		t.Fatalf("the crawl did not end:\n%s", crawl.Log())
 	}
-	if crawl.err != nil || !strings.Contains(crawl.log(), " 0 operations waiting") {
-		t.Fatalf("trawl run: %v\n%s", crawl.err, crawl.log())
+	if crawl.Err() != nil || !strings.Contains(crawl.Log(), " 0 operations waiting") {
+		t.Fatalf("trawl run: %v\n%s", crawl.Err(), crawl.Log())
 	}
 	// The old master comes back: a backup of the new one.
 	c.startCD(first)
@@ -375,8 +278,8 @@ func TestDistribCrawlKillMaster(t *testing.T) {
 	if m := c.waitMaster(reg, 0); m != second {
 		t.Errorf("after the old master %d came back, the master is %d, want %d", first, m, second)
 	}
-	if !strings.Contains(c.cds[first].log(), "I am a backup") {
-		t.Errorf("the restarted old master did not become a backup:\n%s", c.cds[first].log())
+	if !strings.Contains(c.cds[first].Log(), "I am a backup") {
+		t.Errorf("the restarted old master did not become a backup:\n%s", c.cds[first].Log())
 	}
 	want, _, _ := indexableDocs(t, data, demoFarm(t, data, hosts, pages))
 	if len(want) < 200 {
@@ -459,7 +362,7 @@ func TestDistribFaults(t *testing.T) {
 			for id := range c.cds {
 				if id != master && c.sessionsOn(id) > 0 {
 					t.Logf("killing backup %d holding sessions after %d callbacks", id, got)
-					c.cds[id].kill()
+					c.cds[id].Kill()
 					backupKilled = true
 					break
 				}
@@ -467,7 +370,7 @@ func TestDistribFaults(t *testing.T) {
 		}
 		if backupKilled && !indexerKilled && got >= calls/2 {
 			t.Logf("killing indexer 1 after %d callbacks", got)
-			c.ixs[1].kill()
+			c.ixs[1].Kill()
 			indexerKilled = true
 			go func() { c.startIndexer(1, 2); close(restarted) }()
 		}
@@ -540,10 +443,10 @@ func TestDistribBadInput(t *testing.T) {
 		!strings.Contains(out, "indexer partition 0 of 1") {
 		t.Errorf("trawl distributors: exit %d\n%s\n%s", code, out, errOut)
 	}
-	for _, p := range []*roleProc{c.nsProc, c.cds[m], c.ixs[0]} {
+	for _, p := range []*testproc.Proc{c.nsProc, c.cds[m], c.ixs[0]} {
 		select {
-		case <-p.done:
-			t.Errorf("trawl %s exited: %v\n%s", p.args[0], p.err, p.log())
+		case <-p.Done():
+			t.Errorf("trawl %s exited: %v\n%s", p.Args[0], p.Err(), p.Log())
 		default:
 		}
 	}
@@ -564,7 +467,7 @@ func TestDistribEtcdTakeover(t *testing.T) {
 	defer reg.Close()
 	first := c.waitMaster(reg, 0)
 	killed := time.Now()
-	c.cds[first].kill()
+	c.cds[first].Kill()
 	second := c.waitMaster(reg, first)
 	t.Logf("master %d killed; %d took over after %v", first, second, time.Since(killed).Round(time.Millisecond))
 	c.startCD(first)
@@ -572,7 +475,7 @@ func TestDistribEtcdTakeover(t *testing.T) {
 	if m := c.waitMaster(reg, 0); m != second {
 		t.Errorf("after the old master %d came back, the master is %d, want %d", first, m, second)
 	}
-	if !strings.Contains(c.cds[first].log(), "I am a backup") {
-		t.Errorf("the restarted old master did not become a backup:\n%s", c.cds[first].log())
+	if !strings.Contains(c.cds[first].Log(), "I am a backup") {
+		t.Errorf("the restarted old master did not become a backup:\n%s", c.cds[first].Log())
 	}
 }

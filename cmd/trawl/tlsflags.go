@@ -1,23 +1,16 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/trawl/trawl/internal/admin"
-
+	"github.com/trawl/trawl/internal/cli"
 	"github.com/trawl/trawl/internal/tlsconf"
 )
 
-// loadTLS loads the mutual-TLS flags of command cmd (internal/tlsconf):
-// nil without them, errUsage (after a message) when they are wrong.
+// loadTLS is cli.LoadTLS for cmd/trawl's commands.
 func loadTLS(env *cmdEnv, cmd string, f *tlsconf.Flags) (*tlsconf.Config, error) {
-	tc, err := f.Load()
-	if err != nil {
-		fmt.Fprintf(env.stderr, "trawl %s: %v\n", cmd, err)
-		return nil, errUsage
-	}
-	return tc, nil
+	return cli.LoadTLS(env.cli(), cmd, f)
 }
 
 // nodeAdminClient is how the multinode scheduler reaches the node

@@ -468,82 +468,57 @@ func (c *Client) CollectionGetStatistics(ctx context.Context, collection string)
 // CollectionGetStatistics2 returns the flattened statistics of a
 // collection.
 func (c *Client) CollectionGetStatistics2(ctx context.Context, collection string) (*CollectionReport, error) {
-	const m = "CollectionGetStatistics2"
-	v, err := c.Call(ctx, m, xmlrpc.String(collection))
-	if err != nil {
-		return nil, err
-	}
-	r, err := pair(m, v)
-	if err != nil {
-		return nil, err
-	}
-	s, ok := r.(xmlrpc.Struct)
-	if !ok {
-		return nil, badResult(m, v)
-	}
 	rep := &CollectionReport{}
-	for _, mem := range s {
-		var dst **stats.CollectionFlat
-		switch mem.Name {
-		case "cur":
-			dst = &rep.Cur
-		case "prev":
-			dst = &rep.Prev
-		case "complete":
-			dst = &rep.Complete
-		default: // "delta" of the 4.3 example
-			continue
-		}
-		d, ok := FromXMLRPC(mem.Value).(marshal.Dict)
-		if !ok {
-			return nil, badResult(m, v)
-		}
-		f, err := stats.ParseCollectionFlat(d)
-		if err != nil {
-			return nil, fmt.Errorf("admin: %s: %s: %w", m, mem.Name, err)
-		}
-		*dst = &f
+	// "delta" of the 4.3 example is left out.
+	dst := map[string]**stats.CollectionFlat{"cur": &rep.Cur, "prev": &rep.Prev, "complete": &rep.Complete}
+	if err := flatReport(ctx, c, "CollectionGetStatistics2", dst, stats.ParseCollectionFlat, xmlrpc.String(collection)); err != nil {
+		return nil, err
 	}
 	return rep, nil
 }
 
 // GetGlobalStatistics returns the flattened global statistics.
 func (c *Client) GetGlobalStatistics(ctx context.Context) (*GlobalReport, error) {
-	const m = "GetGlobalStatistics"
-	v, err := c.Call(ctx, m)
-	if err != nil {
+	rep := &GlobalReport{}
+	dst := map[string]**stats.GlobalFlat{"delta": &rep.Delta, "complete": &rep.Complete}
+	if err := flatReport(ctx, c, "GetGlobalStatistics", dst, stats.ParseGlobalFlat); err != nil {
 		return nil, err
+	}
+	return rep, nil
+}
+
+// flatReport calls m, whose result is a (status, struct) pair, and parses
+// each member of the struct named in dst with parse into where dst points;
+// other members are skipped.
+func flatReport[F any](ctx context.Context, c *Client, m string, dst map[string]**F, parse func(marshal.Dict) (F, error), params ...xmlrpc.Value) error {
+	v, err := c.Call(ctx, m, params...)
+	if err != nil {
+		return err
 	}
 	r, err := pair(m, v)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s, ok := r.(xmlrpc.Struct)
 	if !ok {
-		return nil, badResult(m, v)
+		return badResult(m, v)
 	}
-	rep := &GlobalReport{}
 	for _, mem := range s {
-		var dst **stats.GlobalFlat
-		switch mem.Name {
-		case "delta":
-			dst = &rep.Delta
-		case "complete":
-			dst = &rep.Complete
-		default:
+		p, ok := dst[mem.Name]
+		if !ok {
 			continue
 		}
 		d, ok := FromXMLRPC(mem.Value).(marshal.Dict)
 		if !ok {
-			return nil, badResult(m, v)
+			return badResult(m, v)
 		}
-		f, err := stats.ParseGlobalFlat(d)
+		f, err := parse(d)
 		if err != nil {
-			return nil, fmt.Errorf("admin: %s: %s: %w", m, mem.Name, err)
+			return fmt.Errorf("admin: %s: %s: %w", m, mem.Name, err)
 		}
-		*dst = &f
+		*p = &f
 	}
-	return rep, nil
+	return nil
 }
 
 // Ping calls ping.

@@ -20,49 +20,19 @@ import (
 
 	"github.com/trawl/trawl/internal/table"
 	"github.com/trawl/trawl/internal/testenv"
+	"github.com/trawl/trawl/internal/testenv/testproc"
 )
 
 // The tests here run the real thing: a trawl binary built once, a master
 // and three workers as separate processes talking over TCP on loopback.
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
+// trawl is the binary the tests run, built on first use.
+var trawl = &testproc.Binary{Race: raceEnabled, Prefix: "dmake-trawl-"}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
+	trawl.Remove()
 	os.Exit(code)
-}
-
-// trawlBin builds the trawl binary (once per test binary).
-func trawlBin(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "dmake-trawl-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "trawl")
-		args := []string{"build", "-o", binPath}
-		if raceEnabled {
-			args = append(args, "-race")
-		}
-		cmd := exec.Command("go", append(args, "github.com/trawl/trawl/cmd/trawl")...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
 }
 
 // syncBuffer is a log that tests poll.
@@ -95,7 +65,7 @@ type proc struct {
 func startProc(t *testing.T, args ...string) *proc {
 	t.Helper()
 	p := &proc{log: &syncBuffer{}, done: make(chan error, 1)}
-	p.cmd = exec.Command(trawlBin(t), args...)
+	p.cmd = exec.Command(trawl.Path(t), args...)
 	p.cmd.Stderr = p.log
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {

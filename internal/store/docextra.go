@@ -42,19 +42,20 @@ func (s *Store) Header(collection, uri string) ([]byte, bool, error) {
 	return v, true, nil
 }
 
-// docCounts are the stored document counts of the collections whose count
-// was asked for (DocumentCount): the first call counts them, then every
-// batch keeps the count up to date as it commits.
+// docCounts are counts of keys per collection (the stored documents of
+// DocumentCount, the owned checksums of ChecksumCount), of the collections
+// whose count was asked for: the first call counts them, then every batch
+// keeps the count up to date as it commits.
 type docCounts struct {
 	mu sync.Mutex
 	n  map[string]int64
 }
 
-// batchDocs is what a batch changes in the document counts: whether each
-// document it touched exists after its operations so far, and the change
-// per collection.
+// batchDocs is what a batch changes in one docCounts: whether each
+// key it touched exists after its operations so far, and the change per
+// collection.
 type batchDocs struct {
-	exists map[string]bool // collection "\x00" uri -> exists
+	exists map[string]bool // collection "\x00" uri (or checksum) -> exists
 	delta  map[string]int64
 	reset  bool // a range delete of documents: forget every count
 }
@@ -83,32 +84,64 @@ func (d *docCounts) apply(bd *batchDocs) {
 	}
 }
 
-// trackDoc records that the batch makes uri's document exist or not; it
-// reads the store only for a collection whose count is kept.
-func (b *Batch) trackDoc(collection, uri string, exists bool) error {
-	if !b.s.docs.tracked(collection) {
+// count returns the count of collection, counting it with scan the first
+// time; from then on batches keep it (apply).
+func (d *docCounts) count(collection string, scan func() (int, error)) (int64, error) {
+	d.mu.Lock()
+	n, ok := d.n[collection]
+	d.mu.Unlock()
+	if ok {
+		return n, nil
+	}
+	c, err := scan()
+	if err != nil {
+		return 0, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.n == nil {
+		d.n = map[string]int64{}
+	}
+	if n, ok := d.n[collection]; ok {
+		return n, nil
+	}
+	d.n[collection] = int64(c)
+	return int64(c), nil
+}
+
+// track records in bd that the batch makes member (the key of space sp in
+// collection) exist or not, for the counts of d; it reads the store only
+// for a collection whose count d keeps.
+func (b *Batch) track(d *docCounts, bd *batchDocs, sp Space, collection, member string, exists bool) error {
+	if !d.tracked(collection) {
 		return nil
 	}
-	k := collection + "\x00" + uri
-	before, seen := b.docs.exists[k]
+	k := collection + "\x00" + member
+	before, seen := bd.exists[k]
 	if !seen {
-		_, found, err := b.s.get(key(SpaceDoc, uri, collection))
+		_, found, err := b.s.get(key(sp, member, collection))
 		if err != nil {
 			return err
 		}
 		before = found
 	}
-	if b.docs.exists == nil {
-		b.docs.exists, b.docs.delta = map[string]bool{}, map[string]int64{}
+	if bd.exists == nil {
+		bd.exists, bd.delta = map[string]bool{}, map[string]int64{}
 	}
-	b.docs.exists[k] = exists
+	bd.exists[k] = exists
 	switch {
 	case exists && !before:
-		b.docs.delta[collection]++
+		bd.delta[collection]++
 	case !exists && before:
-		b.docs.delta[collection]--
+		bd.delta[collection]--
 	}
 	return nil
+}
+
+// trackDoc records that the batch makes uri's document exist or not; it
+// reads the store only for a collection whose count is kept.
+func (b *Batch) trackDoc(collection, uri string, exists bool) error {
+	return b.track(b.s.docs, &b.docs, SpaceDoc, collection, uri, exists)
 }
 
 // DocumentCount returns the number of stored documents of collection. The
@@ -117,26 +150,7 @@ func (b *Batch) trackDoc(collection, uri string, exists bool) error {
 // deleted in that collection. Batches begun before the first call and
 // committed after it are not counted; call it before writing.
 func (s *Store) DocumentCount(collection string) (int64, error) {
-	s.docs.mu.Lock()
-	n, ok := s.docs.n[collection]
-	s.docs.mu.Unlock()
-	if ok {
-		return n, nil
-	}
-	c, err := s.CountDocuments(collection)
-	if err != nil {
-		return 0, err
-	}
-	s.docs.mu.Lock()
-	defer s.docs.mu.Unlock()
-	if s.docs.n == nil {
-		s.docs.n = map[string]int64{}
-	}
-	if n, ok := s.docs.n[collection]; ok {
-		return n, nil
-	}
-	s.docs.n[collection] = int64(c)
-	return int64(c), nil
+	return s.docs.count(collection, func() (int, error) { return s.CountDocuments(collection) })
 }
 
 // DocumentCodec returns the codec uri's document is stored with.
@@ -159,53 +173,12 @@ func (s *Store) Dir() string { return s.dir }
 // (the count of ChecksumCount); it reads the store only for a collection
 // whose count is kept.
 func (b *Batch) trackOwner(collection string, cs [16]byte, owned bool) error {
-	if !b.s.owners.tracked(collection) {
-		return nil
-	}
-	k := collection + "\x00" + string(cs[:])
-	before, seen := b.owners.exists[k]
-	if !seen {
-		_, found, err := b.s.get(key(SpaceChecksum, string(cs[:]), collection))
-		if err != nil {
-			return err
-		}
-		before = found
-	}
-	if b.owners.exists == nil {
-		b.owners.exists, b.owners.delta = map[string]bool{}, map[string]int64{}
-	}
-	b.owners.exists[k] = owned
-	switch {
-	case owned && !before:
-		b.owners.delta[collection]++
-	case !owned && before:
-		b.owners.delta[collection]--
-	}
-	return nil
+	return b.track(b.s.owners, &b.owners, SpaceChecksum, collection, string(cs[:]), owned)
 }
 
 // ChecksumCount returns the number of unique document checksums owned in
 // collection (MS-FSCADM PPChecksums). Like DocumentCount, the first call
 // counts them and later batches keep the count.
 func (s *Store) ChecksumCount(collection string) (int64, error) {
-	s.owners.mu.Lock()
-	n, ok := s.owners.n[collection]
-	s.owners.mu.Unlock()
-	if ok {
-		return n, nil
-	}
-	c, err := s.count(key(SpaceChecksum, "", collection))
-	if err != nil {
-		return 0, err
-	}
-	s.owners.mu.Lock()
-	defer s.owners.mu.Unlock()
-	if s.owners.n == nil {
-		s.owners.n = map[string]int64{}
-	}
-	if n, ok := s.owners.n[collection]; ok {
-		return n, nil
-	}
-	s.owners.n[collection] = int64(c)
-	return int64(c), nil
+	return s.owners.count(collection, func() (int, error) { return s.count(key(SpaceChecksum, "", collection)) })
 }

@@ -41,17 +41,6 @@ func StatusCommand(d Deps) cli.Command {
 	return cli.Command{Name: "distributors", Summary: "show the content distributors (master, sessions, load) and the indexers (documents)", Run: d.distributors}
 }
 
-// loadTLS loads the mutual-TLS flags of command cmd: nil without them,
-// ErrUsage (after a message) when they are wrong.
-func loadTLS(env *cli.Env, cmd string, f *tlsconf.Flags) (*tlsconf.Config, error) {
-	tc, err := f.Load()
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "trawl %s: %v\n", cmd, err)
-		return nil, cli.ErrUsage
-	}
-	return tc, nil
-}
-
 func (d Deps) distributor(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.NewFlagSet(env, "distributor", "distributor --id N (--nameserver HOST:PORT | --registry etcd://HOST:PORT,...) [--base-port N] [--host HOST] [--collection C]... [--log-level LEVEL]",
 		"Run a content distributor. It binds its objects in the name server on base+390 (base+391 for sessions\n"+
@@ -75,7 +64,7 @@ func (d Deps) distributor(ctx context.Context, env *cli.Env, args []string) erro
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
-	tc, err := loadTLS(env, "distributor", tlsf)
+	tc, err := cli.LoadTLS(env, "distributor", tlsf)
 	if err != nil {
 		return err
 	}
@@ -135,7 +124,7 @@ func (d Deps) distributors(ctx context.Context, env *cli.Env, args []string) err
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	tc, err := loadTLS(env, "distributors", tlsf)
+	tc, err := cli.LoadTLS(env, "distributors", tlsf)
 	if err != nil {
 		return err
 	}

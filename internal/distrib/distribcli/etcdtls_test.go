@@ -28,12 +28,12 @@ func TestRegistryEtcdTLS(t *testing.T) {
 		return append([]string{"distributor", "--id", "1", "--base-port", strconv.Itoa(base), "--host", "127.0.0.1",
 			"--listen", "127.0.0.1", "--ping-master", "300ms", "--check-master", "300ms", "--registry", reg}, df.Args()...)
 	}, wire.PortInternal, wire.PortExternal)
-	cd.waitLine(regexp.MustCompile(`(I am the master)`))
+	waitLine(cd, regexp.MustCompile(`(I am the master)`))
 
 	run := func(args ...string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		out, err := exec.CommandContext(ctx, trawlBin(t), args...).CombinedOutput()
+		out, err := exec.CommandContext(ctx, trawl.Path(t), args...).CombinedOutput()
 		return string(out), err
 	}
 	out, err := run(append([]string{"distributors", "--registry", reg}, df.Args()...)...)

@@ -1,19 +1,16 @@
 package distribcli_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +21,7 @@ import (
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/index"
 	"github.com/trawl/trawl/internal/testenv"
+	"github.com/trawl/trawl/internal/testenv/testproc"
 )
 
 // The split test runs the real thing: a trawl binary built once, a name
@@ -31,121 +29,26 @@ import (
 // loopback TCP, the first distributor reaching the name server through a
 // proxy the test cuts.
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
+// trawl is the binary the split test runs, built on first use.
+var trawl = &testproc.Binary{Race: raceEnabled, Prefix: "distrib-trawl-"}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
+	trawl.Remove()
 	os.Exit(code)
 }
 
-func trawlBin(t *testing.T) string {
+// startRole starts a trawl process, stopped (SIGTERM, then SIGKILL after
+// 20 s) when the test ends.
+func startRole(t *testing.T, args ...string) *testproc.Proc {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "distrib-trawl-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "trawl")
-		args := []string{"build", "-o", binPath}
-		if raceEnabled {
-			args = append(args, "-race")
-		}
-		out, err := exec.Command("go", append(args, "github.com/trawl/trawl/cmd/trawl")...).CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
+	return testproc.Start(t, trawl.Path(t), 20*time.Second, args...)
 }
 
-// role is a trawl process whose output the test reads.
-type role struct {
-	t    *testing.T
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	out  strings.Builder
-	done chan struct{}
-}
-
-func startRole(t *testing.T, args ...string) *role {
-	t.Helper()
-	r := &role{t: t, done: make(chan struct{})}
-	r.cmd = exec.Command(trawlBin(t), args...)
-	pr, pw := io.Pipe()
-	r.cmd.Stdout, r.cmd.Stderr = pw, pw
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			r.mu.Lock()
-			r.out.WriteString(sc.Text() + "\n")
-			r.mu.Unlock()
-		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
-	go func() {
-		_ = r.cmd.Wait()
-		pw.Close()
-		<-read
-		close(r.done)
-	}()
-	t.Cleanup(r.stop)
-	return r
-}
-
-// stop ends the process (SIGTERM, then SIGKILL after 20 s) and waits.
-func (r *role) stop() {
-	select {
-	case <-r.done:
-		return
-	default:
-	}
-	_ = r.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-r.done:
-	case <-time.After(20 * time.Second):
-		_ = r.cmd.Process.Kill()
-		<-r.done
-	}
-}
-
-func (r *role) log() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.out.String()
-}
-
-func (r *role) waitLine(re *regexp.Regexp) string {
-	r.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if m := re.FindStringSubmatch(r.log()); m != nil {
-			return m[1]
-		}
-		select {
-		case <-r.done:
-			r.t.Fatalf("%v exited:\n%s", r.cmd.Args, r.log())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	r.t.Fatalf("timed out waiting for %s from %v:\n%s", re, r.cmd.Args, r.log())
-	return ""
+// waitLine waits for a line of r's output matching re and returns its
+// first group.
+func waitLine(r *testproc.Proc, re *regexp.Regexp) string {
+	return r.WaitLine(re, 60*time.Second)[1]
 }
 
 // cutProxy forwards TCP to target until cut: then it closes every link
@@ -226,27 +129,27 @@ func (p *cutProxy) setCut(cut bool) {
 // startListening starts a role with a fresh base port until it prints
 // its listening line: another process (a helper's test) may take a port
 // between the check and the listen.
-func startListening(t *testing.T, re *regexp.Regexp, args func(base int) []string, offsets ...int) (*role, int) {
+func startListening(t *testing.T, re *regexp.Regexp, args func(base int) []string, offsets ...int) (*testproc.Proc, int) {
 	t.Helper()
 	for range 5 {
 		base := testenv.FreeBasePort(t, offsets...)
 		r := startRole(t, args(base)...)
 		deadline := time.Now().Add(60 * time.Second)
 		for time.Now().Before(deadline) {
-			if re.MatchString(r.log()) {
+			if re.MatchString(r.Log()) {
 				return r, base
 			}
 			select {
-			case <-r.done:
-				if !strings.Contains(r.log(), "address already in use") {
-					t.Fatalf("%v exited:\n%s", r.cmd.Args, r.log())
+			case <-r.Done():
+				if !strings.Contains(r.Log(), "address already in use") {
+					t.Fatalf("%v exited:\n%s", r.Args, r.Log())
 				}
 				deadline = time.Time{}
 			case <-time.After(20 * time.Millisecond):
 			}
 		}
 		if !deadline.IsZero() {
-			t.Fatalf("%v did not listen:\n%s", r.cmd.Args, r.log())
+			t.Fatalf("%v did not listen:\n%s", r.Args, r.Log())
 		}
 	}
 	t.Fatal("no base port could be listened on")
@@ -265,7 +168,7 @@ func TestSplitMasterFromNameServer(t *testing.T) {
 	const ping = 400 * time.Millisecond
 	lease := 2 * ping
 	ns := startRole(t, "nameserver", "--listen", "127.0.0.1:0", "--data", t.TempDir(), "--ping-interval", "300ms")
-	nsAddr := ns.waitLine(regexp.MustCompile(`nameserver listening on (\S+)`))
+	nsAddr := waitLine(ns, regexp.MustCompile(`nameserver listening on (\S+)`))
 	proxy := newCutProxy(t, nsAddr)
 
 	ixDir := t.TempDir()
@@ -275,7 +178,7 @@ func TestSplitMasterFromNameServer(t *testing.T) {
 	}, indexer.PortOffset)
 
 	addrs := map[int]string{}
-	cds := map[int]*role{}
+	cds := map[int]*testproc.Proc{}
 	startCD := func(id int, nsVia string) {
 		r, base := startListening(t, regexp.MustCompile(`distributor \d+ listening on`), func(base int) []string {
 			return []string{"distributor", "--id", strconv.Itoa(id), "--base-port", strconv.Itoa(base),
@@ -300,11 +203,11 @@ func TestSplitMasterFromNameServer(t *testing.T) {
 		return out
 	}
 	startCD(1, proxy.l.Addr().String())
-	cds[1].waitLine(regexp.MustCompile(`(I am the master)`))
+	waitLine(cds[1], regexp.MustCompile(`(I am the master)`))
 	startCD(2, nsAddr)
 	startCD(3, nsAddr)
 	for _, id := range []int{2, 3} {
-		cds[id].waitLine(regexp.MustCompile(`(I am a backup)`))
+		waitLine(cds[id], regexp.MustCompile(`(I am a backup)`))
 	}
 
 	reg := nameserver.NewClient(nsAddr, &wire.Client{Timeout: 3 * time.Second})
@@ -379,13 +282,13 @@ func TestSplitMasterFromNameServer(t *testing.T) {
 			t.Fatalf("distributor 1 still master %v after it was cut from the name server (lease %v)", time.Since(cut), lease)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no new master 60 s after the split:\n%s", cds[2].log())
+			t.Fatalf("no new master 60 s after the split:\n%s", cds[2].Log())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	took := time.Since(cut)
-	if !strings.Contains(cds[1].log(), "stepping down") {
-		t.Errorf("distributor 1 did not step down:\n%s", cds[1].log())
+	if !strings.Contains(cds[1].Log(), "stepping down") {
+		t.Errorf("distributor 1 did not step down:\n%s", cds[1].Log())
 	}
 	// The split lasts a few seconds more: still one master.
 	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
@@ -395,9 +298,9 @@ func TestSplitMasterFromNameServer(t *testing.T) {
 	}
 	proxy.setCut(false)
 	deadline = time.Now().Add(60 * time.Second)
-	for !regexp.MustCompile(`I am a backup" node=1 master=` + regexp.QuoteMeta(addrs[newMaster])).MatchString(cds[1].log()) {
+	for !regexp.MustCompile(`I am a backup" node=1 master=` + regexp.QuoteMeta(addrs[newMaster])).MatchString(cds[1].Log()) {
 		if time.Now().After(deadline) {
-			t.Fatalf("distributor 1 did not become a backup of %d after the heal:\n%s", newMaster, cds[1].log())
+			t.Fatalf("distributor 1 did not become a backup of %d after the heal:\n%s", newMaster, cds[1].Log())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -413,9 +316,9 @@ func TestSplitMasterFromNameServer(t *testing.T) {
 	<-fdone
 	fdone <- nil
 	for _, r := range cds {
-		r.stop()
+		r.Stop(20 * time.Second)
 	}
-	ix.stop()
+	ix.Stop(20 * time.Second)
 	idx, err := index.Open(filepath.Join(ixDir, "indexer", "index"), index.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)

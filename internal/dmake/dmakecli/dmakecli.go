@@ -35,17 +35,6 @@ func Command(d Deps) cli.Command {
 	return cli.Command{Name: "dmake", Summary: "run a distributed make worker or build master (MS-FSFDMW)", Run: d.run}
 }
 
-// loadTLS loads the mutual-TLS flags of command cmd: nil without them,
-// ErrUsage (after a message) when they are wrong.
-func loadTLS(env *cli.Env, cmd string, f *tlsconf.Flags) (*tlsconf.Config, error) {
-	tc, err := f.Load()
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "trawl %s: %v\n", cmd, err)
-		return nil, cli.ErrUsage
-	}
-	return tc, nil
-}
-
 func (d Deps) run(ctx context.Context, env *cli.Env, args []string) error {
 	if len(args) > 0 {
 		switch args[0] {
@@ -97,7 +86,7 @@ func (d Deps) worker(ctx context.Context, env *cli.Env, args []string) error {
 		return err
 	}
 	defer closeReg()
-	tc, err := loadTLS(env, "dmake worker", tlsf)
+	tc, err := cli.LoadTLS(env, "dmake worker", tlsf)
 	if err != nil {
 		return err
 	}
@@ -167,7 +156,7 @@ func (d Deps) master(ctx context.Context, env *cli.Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "trawl dmake run: --heartbeat must be between 0 and 60s\n")
 		return cli.ErrUsage
 	}
-	tc, err := loadTLS(env, "dmake run", tlsf)
+	tc, err := cli.LoadTLS(env, "dmake run", tlsf)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -23,6 +22,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/store"
+	"github.com/trawl/trawl/internal/testenv/testproc"
 	"github.com/trawl/trawl/internal/tlsconf/tlstest"
 	"github.com/trawl/trawl/internal/webfarm"
 )
@@ -40,17 +40,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		if goBin, err = exec.LookPath("go"); err != nil {
-			fmt.Fprintln(os.Stderr, "clustertest: no go tool to build trawl:", err)
-			os.Exit(1)
-		}
-	}
-	trawl.path = filepath.Join(dir, "trawl")
-	out, err := exec.Command(goBin, "build", "-o", trawl.path, "github.com/trawl/trawl/cmd/trawl").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "clustertest: go build: %v\n%s", err, out)
+	if trawl.path, err = testproc.Build(dir, false); err != nil {
+		fmt.Fprintf(os.Stderr, "clustertest: %v\n", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
