@@ -27,7 +27,7 @@
 //     the input; with -u the first of each set of equal keys is kept (the
 //     sort is stable). Output is byte-identical to LC_ALL=C sort -t ' ' with
 //     the same keys (TestSortMatchesGNUSort). -S bounds the memory of
-//     records (their bytes plus 20 per record, offsets into one buffer); beyond it sorted runs spill to
+//     records (their bytes plus 40 per record, offsets into one buffer); beyond it sorted runs spill to
 //     temporary files in the output's directory and are merged with a heap.
 //     -T must be "." and is ignored, as the spec says.
 //   - Merge inputs and reduce input are sorted on their key column (bytewise,

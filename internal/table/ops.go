@@ -173,8 +173,13 @@ type groupReader struct {
 	f    *os.File
 	key  int
 	next []byte // the first record of the next group, owned
+	nkey []byte // its key column (a slice of next)
 	done bool
 	name string
+	// slab is where records are copied to: one allocation for many
+	// records, never reused, so a record stays valid as long as it is
+	// referenced.
+	slab []byte
 }
 
 func openGroups(spec InputSpec) (*groupReader, error) {
@@ -190,27 +195,36 @@ func openGroups(spec InputSpec) (*groupReader, error) {
 	return g, nil
 }
 
+// slabSize is the size of the blocks records are copied to.
+const slabSize = 64 << 10
+
 func (g *groupReader) advance() error {
 	rec, err := g.lr.next()
 	if err == io.EOF {
-		g.done, g.next = true, nil
+		g.done, g.next, g.nkey = true, nil, nil
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("table: %s: %w", g.name, err)
 	}
-	g.next = append(g.next[:0:0], rec...)
+	if cap(g.slab)-len(g.slab) < len(rec) {
+		g.slab = make([]byte, 0, max(slabSize, len(rec)))
+	}
+	s := len(g.slab)
+	g.slab = append(g.slab, rec...)
+	g.next = g.slab[s:len(g.slab):len(g.slab)]
+	g.nkey = Field(g.next, g.key)
 	return nil
 }
 
 // peekKey returns the key of the next group.
-func (g *groupReader) peekKey() []byte { return Field(g.next, g.key) }
+func (g *groupReader) peekKey() []byte { return g.nkey }
 
 // group returns the records of the next group.
 func (g *groupReader) group() ([][]byte, error) {
-	key := append([]byte(nil), g.peekKey()...)
+	key := g.nkey // the record it points into is never overwritten
 	var recs [][]byte
-	for !g.done && bytes.Equal(g.peekKey(), key) {
+	for !g.done && bytes.Equal(g.nkey, key) {
 		recs = append(recs, g.next)
 		if err := g.advance(); err != nil {
 			return nil, err
@@ -244,6 +258,9 @@ func Merge(ctx context.Context, inputs []InputSpec, out OutputSpec, fn MergeFunc
 		return err
 	}
 	groups := make([][][]byte, len(gs))
+	// single and ones are the groups of one record handed to fn outside
+	// reduce mode, reused from call to call.
+	single, ones := make([][][]byte, len(gs)), make([][]byte, len(gs))
 	for n := 0; ; n++ {
 		if n&0xfff == 0 && ctx.Err() != nil {
 			o.Abort()
@@ -258,7 +275,7 @@ func Merge(ctx context.Context, inputs []InputSpec, out OutputSpec, fn MergeFunc
 		if key == nil {
 			break
 		}
-		key = append([]byte(nil), key...)
+		// key points into a record that is never overwritten.
 		for i, g := range gs {
 			groups[i] = nil
 			if !g.done && bytes.Equal(g.peekKey(), key) {
@@ -272,13 +289,13 @@ func Merge(ctx context.Context, inputs []InputSpec, out OutputSpec, fn MergeFunc
 			err = fn(key, groups, o.Write)
 		} else {
 			err = combinations(groups, func(one [][]byte) error {
-				g := make([][][]byte, len(one))
 				for i, r := range one {
+					single[i], ones[i] = nil, r
 					if r != nil {
-						g[i] = [][]byte{r}
+						single[i] = ones[i : i+1 : i+1]
 					}
 				}
-				return fn(key, g, o.Write)
+				return fn(key, single, o.Write)
 			})
 		}
 		if err != nil {
@@ -330,7 +347,7 @@ func Reduce(ctx context.Context, input InputSpec, out OutputSpec, fn ReduceFunc)
 			o.Abort()
 			return ctx.Err()
 		}
-		key := append([]byte(nil), g.peekKey()...)
+		key := g.peekKey()
 		recs, err := g.group()
 		if err == nil {
 			err = fn(key, recs, o.Write)

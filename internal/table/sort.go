@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"container/heap"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -33,11 +34,14 @@ const DefaultSortMem = 200 << 20
 // compare orders two records (without LF): key by key, then, unless
 // Unique, by the whole record bytewise (GNU sort's last resort), so the
 // output does not depend on the order of the input.
-func (o *SortOptions) compare(a, b []byte) int {
+func (o *SortOptions) compare(a, b []byte) int { return o.compareFrom(a, b, 0) }
+
+// compareFrom is compare when the keys before Keys[from] are known equal.
+func (o *SortOptions) compareFrom(a, b []byte, from int) int {
 	if len(o.Keys) == 0 {
 		return bytes.Compare(a, b)
 	}
-	for _, k := range o.Keys {
+	for _, k := range o.Keys[from:] {
 		x, y := span(a, k.Start, k.End), span(b, k.Start, k.End)
 		var c int
 		if k.Numeric {
@@ -60,9 +64,18 @@ func (o *SortOptions) compare(a, b []byte) int {
 
 // sortRec is a record held in a chunk: offsets into the chunk's buffer
 // (no pointers, so the collector never scans the index), its first key's
-// place found once, and its input order, the last tie-breaker, which makes
-// the unstable sort stable.
+// place found once, the first 8 bytes of that key (the whole record
+// without keys) as a big-endian number padded with zeros, and its input
+// order, the last tie-breaker, which makes the unstable sort stable.
+// With one key and no -u, rpfx is the same for the whole record, the
+// tie-breaker of equal keys (many: a site, an anchor text).
+//
+// Two prefixes that differ order their keys as bytes.Compare does (a
+// shorter key is padded with zeros, and is a prefix of the other where the
+// padding meets a byte above zero), so most comparisons are one integer
+// comparison; equal prefixes fall back to the bytes.
 type sortRec struct {
+	pfx, rpfx             uint64
 	off, n, koff, kn, idx uint32
 }
 
@@ -71,24 +84,96 @@ type chunk struct {
 	buf  []byte
 	recs []sortRec
 	opt  *SortOptions
+	// usePfx: the first key is compared bytewise (not numerically).
+	usePfx bool
+	// useRpfx: one key, not -u: equal keys are ordered by the whole record.
+	useRpfx bool
 }
 
 func (c *chunk) add(rec []byte) {
 	off := len(c.buf)
 	c.buf = append(c.buf, rec...)
-	r := sortRec{off: uint32(off), n: uint32(len(rec)), koff: uint32(off), idx: uint32(len(c.recs))}
+	r := sortRec{off: uint32(off), n: uint32(len(rec)), koff: uint32(off), kn: uint32(len(rec)), idx: uint32(len(c.recs))}
 	if len(c.opt.Keys) > 0 {
+		r.kn = 0
 		full := c.buf[off:]
 		if k := span(full[:len(rec)], c.opt.Keys[0].Start, c.opt.Keys[0].End); k != nil {
 			r.koff, r.kn = uint32(off+cap(full)-cap(k)), uint32(len(k))
 		}
 	}
+	if c.usePfx {
+		r.pfx = prefix8(c.buf[r.koff : r.koff+r.kn])
+	}
+	if c.useRpfx {
+		r.rpfx = prefix8(rec)
+	}
 	c.recs = append(c.recs, r)
+}
+
+// prefix8 is the first 8 bytes of k, big-endian, padded with zeros.
+func prefix8(k []byte) uint64 {
+	if len(k) >= 8 {
+		return binary.BigEndian.Uint64(k)
+	}
+	var b [8]byte
+	copy(b[:], k)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 func (c *chunk) rec(r sortRec) []byte { return c.buf[r.off : r.off+r.n] }
 
-func (c *chunk) sort() { slices.SortFunc(c.recs, c.compare) }
+func (c *chunk) sort() {
+	if c.usePfx && c.useRpfx && !c.opt.Keys[0].Reverse {
+		slices.SortFunc(c.recs, c.compareOneKey)
+		return
+	}
+	if c.usePfx && (len(c.opt.Keys) == 0 || !c.opt.Keys[0].Reverse) {
+		slices.SortFunc(c.recs, c.compareAsc)
+		return
+	}
+	slices.SortFunc(c.recs, c.compare)
+}
+
+// compareAsc is compare for a first key compared bytewise in ascending
+// order (or no keys): the prefixes first.
+func (c *chunk) compareAsc(a, b sortRec) int {
+	if a.pfx != b.pfx {
+		if a.pfx < b.pfx {
+			return -1
+		}
+		return 1
+	}
+	return c.compare(a, b)
+}
+
+// compareOneKey is compare for one key compared bytewise in ascending
+// order, without -u: the key's prefixes, the key, the records' prefixes,
+// the records, the input order.
+func (c *chunk) compareOneKey(a, b sortRec) int {
+	if a.pfx != b.pfx {
+		if a.pfx < b.pfx {
+			return -1
+		}
+		return 1
+	}
+	// Equal prefixes of keys of at most 8 bytes and the same length are
+	// equal keys.
+	if !(a.kn == b.kn && a.kn <= 8) {
+		if x := bytes.Compare(c.buf[a.koff:a.koff+a.kn], c.buf[b.koff:b.koff+b.kn]); x != 0 {
+			return x
+		}
+	}
+	if a.rpfx != b.rpfx {
+		if a.rpfx < b.rpfx {
+			return -1
+		}
+		return 1
+	}
+	if x := bytes.Compare(c.rec(a), c.rec(b)); x != 0 {
+		return x
+	}
+	return int(a.idx) - int(b.idx)
+}
 
 func (c *chunk) compare(a, b sortRec) int {
 	o := c.opt
@@ -110,7 +195,7 @@ func (c *chunk) compare(a, b sortRec) int {
 		x = -x
 	}
 	if x == 0 {
-		x = o.compare(c.rec(a), c.rec(b))
+		x = o.compareFrom(c.rec(a), c.rec(b), 1)
 	}
 	if x == 0 {
 		x = int(a.idx) - int(b.idx)
@@ -179,7 +264,7 @@ func parseNum(s []byte) (neg bool, intPart, frac []byte) {
 }
 
 // recOverhead is what one record costs in memory beyond its bytes.
-const recOverhead = 20
+const recOverhead = 40
 
 // maxSortMem bounds -S: chunk offsets are 32-bit.
 const maxSortMem = 2 << 30
@@ -227,7 +312,7 @@ func Sort(ctx context.Context, inputs []string, output string, opt SortOptions) 
 // in one chunk nothing is spilled and the sorted chunk is returned instead.
 func makeRuns(ctx context.Context, inputs []string, dir string, opt *SortOptions) ([]string, *chunk, error) {
 	var runs []string
-	c := &chunk{opt: opt}
+	c := &chunk{opt: opt, usePfx: len(opt.Keys) == 0 || !opt.Keys[0].Numeric, useRpfx: len(opt.Keys) == 1 && !opt.Unique}
 	// Size the buffers once from the inputs (they never exceed opt.Mem).
 	var total int64
 	for _, in := range inputs {

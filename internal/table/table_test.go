@@ -248,3 +248,53 @@ func TestFuncvarsAndCLIErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSortKeyPrefixes: keys that share their first 8 bytes, are prefixes
+// of one another or hold bytes below SP sort as GNU sort orders them (the
+// sort compares 8-byte prefixes first).
+func TestSortKeyPrefixes(t *testing.T) {
+	needGNUSort(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	r := rand.New(rand.NewPCG(3, 4))
+	stems := []string{"", "a", "abcdefg", "abcdefgh", "abcdefghi", "abcdefgh\x01", "abcdefg\x01", "abcdefgh\x7f", "\x01\x01", "zzzzzzzzzzzz"}
+	var b bytes.Buffer
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&b, "%s%s %s%d x\n", stems[r.IntN(len(stems))], strings.Repeat("b", r.IntN(3)),
+			stems[r.IntN(len(stems))], r.IntN(5))
+	}
+	if err := os.WriteFile(in, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, keys := range []string{"", "-k1,1", "-k2,2 -k1,1", "-k1,1r -k2", "-u -k2,2", "-k1,2"} {
+		for _, mem := range []int64{16 << 10, 200 << 20} {
+			args := strings.Fields(keys)
+			opt := SortOptions{Mem: mem}
+			for _, a := range args {
+				if a == "-u" {
+					opt.Unique = true
+					continue
+				}
+				k, err := ParseSortKey(a)
+				if err != nil {
+					t.Fatal(err)
+				}
+				opt.Keys = append(opt.Keys, k)
+			}
+			out := filepath.Join(dir, "out")
+			if err := Sort(context.Background(), []string{in}, out, opt); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(out)
+			cmd := exec.Command("sort", append(append([]string{"-t", " "}, args...), in)...)
+			cmd.Env = append(os.Environ(), "LC_ALL=C")
+			want, err := cmd.Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("sort %q (memory %d) differs from GNU sort", keys, mem)
+			}
+		}
+	}
+}

@@ -90,7 +90,12 @@
 // them, a refresh that changed the pages' text but not their links, the
 // second build is StageReuseRank, with the last rank.final as an initial
 // file and no iteration; the tables are the ones a full run computes, byte
-// for byte, since the iteration is deterministic. The input tables are
+// for byte, since the iteration is deterministic. When, besides, the
+// compacted site map (c.sitemap.0) is byte-equal to the last run's, there
+// is no second build at all: the site ranks and anchor text are functions
+// of links.final, rank.final and the site map, so the last run's
+// siterank.final and anchors.final stand (RunStats.OutputsReused). The
+// input tables are
 // new.<table> on worker 0, with old.<table> (the previous run's
 // compacted tables) on an incremental run. The steps, with the tables they
 // make:
@@ -118,7 +123,8 @@
 //     graph, the rank iteration from rank 1 for the configured rounds, and
 //     its tables equal a full run's byte for byte. What it skips is the
 //     full dump (reading and parsing every stored page), the sorts of the
-//     old tables and, when the graph did not change, the iteration (see
+//     old tables and, when the graph did not change, the iteration (and,
+//     when the site map did not either, the site and anchor steps; see
 //     Stages above). Warm starts are not done: starting the iteration from
 //     the previous run's ranks and stopping at a tolerance gives ranks that
 //     differ from a full run's in their last digits, and printing them

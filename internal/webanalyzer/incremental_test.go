@@ -279,48 +279,84 @@ func TestIncrementalEqualsFull(t *testing.T) {
 
 // TestIncrementalKeepsRank: a refresh in which 5% of the pages were
 // fetched again with the same links (their text changed) leaves the link
-// graph as it was: the incremental run keeps the last static rank instead
-// of iterating again (its targets are the compaction's and the site and
-// anchor steps'), and its tables still equal a full run's.
+// graph and the site map as they were: the incremental run keeps the last
+// static rank, site ranks and anchor text instead of computing them again
+// (its targets are the compaction's only), and its tables still equal a
+// full run's. A later refresh that adds a redirect nothing links to leaves
+// the graph but not the site map: the static rank is kept, the site and
+// anchor steps run, and the tables equal a full run's again.
 func TestIncrementalKeepsRank(t *testing.T) {
 	pages := testPages()
 	if raceEnabled {
-		pages /= 2 // three analyses of race-built table programs
+		pages /= 2 // five analyses of race-built table programs
 	}
 	data := t.TempDir()
 	t1 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	g, rs1, d1 := firstCrawl(t, data, pages, t1)
+	refetch := func(at time.Time) (changed int) {
+		for i := 3; i < pages; i += 20 {
+			if _, ok := g.links[i]; ok {
+				g.putPage(i, at) // same links, fetched again
+				changed++
+			}
+		}
+		return changed
+	}
 	done := g.refresh(data)
 	t2 := t1.Add(48 * time.Hour)
-	changed := 0
-	for i := 3; i < pages; i += 20 {
-		if _, ok := g.links[i]; ok {
-			g.putPage(i, t2) // same links, fetched again
-			changed++
-		}
-	}
+	changed := refetch(t2)
 	done()
 	rs2, d2 := testRun(t, data, t2.Add(24*time.Hour), false, 1)
-	if !rs2.Incremental || !rs2.RankReused || rs2.Dump.Pages != changed {
-		t.Fatalf("second run: incremental %v, rank reused %v, %d pages dumped, want %d", rs2.Incremental, rs2.RankReused, rs2.Dump.Pages, changed)
+	if !rs2.Incremental || !rs2.RankReused || !rs2.OutputsReused || rs2.Dump.Pages != changed {
+		t.Fatalf("second run: incremental %v, rank reused %v, outputs reused %v, %d pages dumped, want %d",
+			rs2.Incremental, rs2.RankReused, rs2.OutputsReused, rs2.Dump.Pages, changed)
 	}
-	// No rank iteration: only the compaction and the site and anchor steps.
+	// No ranking build: only the compaction.
 	rounds, parts := testRounds()
-	want := 0
-	for _, st := range []Stage{StageCompact, StageReuseRank} {
-		_, n, err := BuildFile(BuildOptions{Rounds: rounds, Partitions: parts, Incremental: true, Stage: st})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want += n
+	want, err := targets(rounds, parts, StageCompact)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if rs2.Targets != want {
 		t.Errorf("the incremental run had %d targets (want %d), the first %d", rs2.Targets, want, rs1.Targets)
 	}
 	rs3, d3 := equalToFull(t, data, t2.Add(24*time.Hour), Compacted(TableDelete)) // nothing was deleted
-	if rs3.RankReused {
+	if rs3.RankReused || rs3.OutputsReused {
 		t.Error("a full run reused the rank")
 	}
-	t.Logf("%d pages: first run %v (%d targets); incremental, rank kept %v (%d targets, %d pages dumped); full %v (%d targets)",
+	t.Logf("%d pages: first run %v (%d targets); incremental, outputs kept %v (%d targets, %d pages dumped); full %v (%d targets)",
 		pages, d1, rs1.Targets, d2, rs2.Targets, rs2.Dump.Pages, d3, rs3.Targets)
+
+	// A redirect from a new URL that no page links to: a new site map
+	// record, the same graph.
+	done = g.refresh(data)
+	t3 := t2.Add(48 * time.Hour)
+	g.putStatus(pages+1, store.StatusRedirect, 5, t3)
+	changed = refetch(t3)
+	done()
+	rs4, _ := testRun(t, data, t3.Add(24*time.Hour), false, 1)
+	if !rs4.Incremental || !rs4.RankReused || rs4.OutputsReused || rs4.Dump.Pages != changed {
+		t.Fatalf("fourth run: incremental %v, rank reused %v, outputs reused %v, %d pages dumped, want %d",
+			rs4.Incremental, rs4.RankReused, rs4.OutputsReused, rs4.Dump.Pages, changed)
+	}
+	if want, err = targets(rounds, parts, StageCompact, StageReuseRank); err != nil {
+		t.Fatal(err)
+	}
+	if rs4.Targets != want {
+		t.Errorf("the run after the redirect had %d targets (want %d)", rs4.Targets, want)
+	}
+	equalToFull(t, data, t3.Add(24*time.Hour), Compacted(TableDelete))
+}
+
+// targets is the number of targets of the incremental builds of stages.
+func targets(rounds, parts int, stages ...Stage) (int, error) {
+	want := 0
+	for _, st := range stages {
+		_, n, err := BuildFile(BuildOptions{Rounds: rounds, Partitions: parts, Incremental: true, Stage: st})
+		if err != nil {
+			return 0, err
+		}
+		want += n
+	}
+	return want, nil
 }

@@ -355,18 +355,26 @@ func numericRanks(ranks [][]byte, each func(func([]byte) bool) error) (*numericR
 	n := &numericRank{x: make([]float64, len(ranks)), d: make([]float64, len(ranks)),
 		count: make([]float64, len(ranks)), next: make([]float64, len(ranks))}
 	counts := make([][]byte, len(ranks))
+	keys := make([][]byte, len(ranks)) // the URLHASH of each, found once
 	for i, r := range ranks {
+		keys[i] = f(r, 1)
 		n.x[i], n.d[i] = num(f(r, 2)), num(f(r, 3))
-		if bytes.ContainsFunc(f(r, 1), func(c rune) bool { return c < '!' }) {
+		if bytes.ContainsFunc(keys[i], func(c rune) bool { return c < '!' }) {
 			return nil, nil
 		}
 	}
-	find := func(k []byte) (int, bool) {
-		return slices.BinarySearchFunc(ranks, k, func(r, k []byte) int { return bytes.Compare(f(r, 1), k) })
-	}
+	find := func(k []byte) (int, bool) { return slices.BinarySearchFunc(keys, k, bytes.Compare) }
 	ok := true
+	// The links come grouped by FROM: the last FROM's place is kept.
+	var lastFrom []byte
+	lastAt, lastFound := 0, false
 	err := each(func(r []byte) bool {
-		from, found := find(f(r, 1))
+		fk := f(r, 1)
+		if lastFrom == nil || !bytes.Equal(fk, lastFrom) {
+			lastFrom = append(lastFrom[:0], fk...)
+			lastAt, lastFound = find(fk)
+		}
+		from, found := lastAt, lastFound
 		c := f(r, 3)
 		if !found || len(n.links) >= math.MaxInt32 {
 			ok = false

@@ -2,6 +2,7 @@ package webanalyzer
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -74,10 +75,13 @@ type RunStats struct {
 	// RankReused: the link graph was the last run's, whose static rank
 	// was kept instead of iterated again.
 	RankReused bool
-	Dump       DumpStats
-	Targets    int
-	DumpTime   time.Duration
-	BuildTime  time.Duration
+	// OutputsReused: besides, the compacted site map was the last run's,
+	// so its site ranks and anchor text were kept too (no ranking build).
+	OutputsReused bool
+	Dump          DumpStats
+	Targets       int
+	DumpTime      time.Duration
+	BuildTime     time.Duration
 }
 
 // Dir returns the web analyzer's directory under a data directory.
@@ -243,9 +247,21 @@ func Run(ctx context.Context, o RunOptions) (RunStats, error) {
 			}
 			rank, rs.RankReused = StageReuseRank, true
 			progress("build: the link graph did not change: the last static rank stands")
+			if rs.OutputsReused, err = sameSites(state, w0); err != nil {
+				return rs, err
+			}
 		}
 	}
-	if err := build(rank, "ranking"); err != nil {
+	if rs.OutputsReused {
+		// Site rank and anchor text are functions of links.final, the
+		// static rank and the compacted site map, all the last run's.
+		for _, f := range []string{OutSiteRank, OutAnchors} {
+			if err := linkOrCopy(filepath.Join(state, f), filepath.Join(w0, f)); err != nil {
+				return rs, err
+			}
+		}
+		progress("build: nor did the site map: the last site ranks and anchor text stand")
+	} else if err := build(rank, "ranking"); err != nil {
 		return rs, err
 	}
 	rs.BuildTime = time.Since(bstart)
@@ -289,6 +305,49 @@ func sameGraph(state, w0, opts string) (bool, error) {
 		return l
 	}
 	return sameLines(filepath.Join(state, Compacted(TableNoLinks)), filepath.Join(w0, Compacted(TableNoLinks)), key)
+}
+
+// sameSites reports whether the state directory's site ranks and anchor
+// text are there and its compacted site map is the one worker 0 now holds,
+// byte for byte.
+func sameSites(state, w0 string) (bool, error) {
+	if !haveAll(state, []string{OutSiteRank, OutAnchors, Compacted(TableSiteMap)}) {
+		return false, nil
+	}
+	f := Compacted(TableSiteMap)
+	return sameBytes(filepath.Join(state, f), filepath.Join(w0, f))
+}
+
+// sameBytes reports whether two files hold the same bytes.
+func sameBytes(a, b string) (bool, error) {
+	fa, err := os.Open(a)
+	if err != nil {
+		return false, fmt.Errorf("webanalyzer: %w", err)
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return false, fmt.Errorf("webanalyzer: %w", err)
+	}
+	defer fb.Close()
+	ba, bb := make([]byte, 64<<10), make([]byte, 64<<10)
+	for {
+		na, ea := io.ReadFull(fa, ba)
+		nb, eb := io.ReadFull(fb, bb)
+		if !bytes.Equal(ba[:na], bb[:nb]) {
+			return false, nil
+		}
+		endA, endB := ea == io.EOF || ea == io.ErrUnexpectedEOF, eb == io.EOF || eb == io.ErrUnexpectedEOF
+		if ea != nil && !endA {
+			return false, fmt.Errorf("webanalyzer: %w", ea)
+		}
+		if eb != nil && !endB {
+			return false, fmt.Errorf("webanalyzer: %w", eb)
+		}
+		if endA || endB {
+			return endA && endB, nil
+		}
+	}
 }
 
 // sameLines reports whether two files have the same lines once each is
