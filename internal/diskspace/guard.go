@@ -164,6 +164,28 @@ func (g *Guard) Status() Status {
 	return g.st
 }
 
+// Watch reads the guard every Interval until ctx ends and calls changed
+// each time the pause starts (full true) or ends (full false). It returns
+// when ctx ends or changed returns an error (the role's loop has stopped).
+func (g *Guard) Watch(ctx context.Context, changed func(full bool) error) {
+	full := false
+	t := time.NewTicker(g.Interval())
+	defer t.Stop()
+	for {
+		if g.Check(time.Now()) != full {
+			full = !full
+			if err := changed(full); err != nil {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
 // Wait returns once the role is not paused (at once if it is not),
 // checking every Interval, or ctx's error when ctx ends first.
 func (g *Guard) Wait(ctx context.Context) error {

@@ -2,6 +2,7 @@ package diskspace_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -153,5 +154,61 @@ func TestGuardOnTmpfs(t *testing.T) {
 	}
 	if g.Paused() {
 		t.Error("still paused")
+	}
+}
+
+// TestGuardWatch: Watch calls back once when the pause starts and once when
+// it ends, never for a reading that changes nothing, and returns when its
+// callback fails or its context ends.
+func TestGuardWatch(t *testing.T) {
+	var mu sync.Mutex
+	free := uint64(100)
+	g := diskspace.NewGuard(diskspace.Config{Dir: "/data", Low: 10, High: 30, Interval: time.Millisecond,
+		Read: func(string) (uint64, uint64, error) { mu.Lock(); defer mu.Unlock(); return free, 1000, nil }})
+	setFree := func(n uint64) { mu.Lock(); free = n; mu.Unlock() }
+	calls := make(chan bool, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.Watch(ctx, func(full bool) error { calls <- full; return nil })
+	}()
+	want := func(full bool) {
+		t.Helper()
+		select {
+		case got := <-calls:
+			if got != full {
+				t.Fatalf("callback full=%v, want %v", got, full)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no callback full=%v", full)
+		}
+	}
+	setFree(5)
+	want(true)
+	setFree(20) // between the marks: still paused, no call
+	time.Sleep(20 * time.Millisecond)
+	setFree(40)
+	want(false)
+	if len(calls) != 0 {
+		t.Fatalf("%d extra callbacks", len(calls))
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Watch did not return after its context ended")
+	}
+	// A failing callback (the role's loop has stopped) ends Watch too.
+	setFree(5)
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		g.Watch(context.Background(), func(bool) error { return errors.New("loop stopped") })
+	}()
+	select {
+	case <-returned:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Watch did not return after its callback failed")
 	}
 }

@@ -122,28 +122,13 @@ type diskSetter interface {
 	SetDiskFull(full bool, now time.Time)
 }
 
-// watchDisk reads the guard every Interval and tells the machine m when
-// the disk state changes, until ctx ends; wg is done when it returns.
+// watchDisk tells the machine m when the disk state changes, until ctx
+// ends; wg is done when it returns.
 func (s *Server) watchDisk(ctx context.Context, wg *sync.WaitGroup, m diskSetter) {
 	defer wg.Done()
-	g := s.Disk
-	full := false
-	t := time.NewTicker(g.Interval())
-	defer t.Stop()
-	for {
-		if now := time.Now(); g.Check(now) != full {
-			full = !full
-			f := full
-			if err := s.drv.Do(ctx, func(now time.Time) { m.SetDiskFull(f, now) }); err != nil {
-				return
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	s.Disk.Watch(ctx, func(full bool) error {
+		return s.drv.Do(ctx, func(now time.Time) { m.SetDiskFull(full, now) })
+	})
 }
 
 // DiskStatus is the full-disk guard's state (zero without Disk).

@@ -63,28 +63,12 @@ func (m *Machine) SetDiskFull(full bool) {
 // Held is the number of records held while the disk is full.
 func (m *Machine) Held() int { return len(m.disk.order) }
 
-// watchDisk reads the guard every Interval and tells the machine when the
-// disk state changes, until ctx ends.
+// watchDisk tells the machine when the disk state changes, until ctx ends.
 func (s *Server) watchDisk(ctx context.Context, wg *sync.WaitGroup) {
 	defer wg.Done()
-	g := s.cfg.Disk
-	full := false
-	t := time.NewTicker(g.Interval())
-	defer t.Stop()
-	for {
-		if now := time.Now(); g.Check(now) != full {
-			full = !full
-			f := full
-			if err := s.drv.Do(ctx, func(time.Time) { s.m.SetDiskFull(f) }); err != nil {
-				return
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	s.cfg.Disk.Watch(ctx, func(full bool) error {
+		return s.drv.Do(ctx, func(time.Time) { s.m.SetDiskFull(full) })
+	})
 }
 
 // DiskStatus is the full-disk guard's state (zero without Disk).
