@@ -21,6 +21,7 @@ import (
 	"github.com/trawl/trawl/internal/distrib/indexer"
 	"github.com/trawl/trawl/internal/distrib/wire"
 	"github.com/trawl/trawl/internal/index"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // TestRunChain: trawl run feeds its crawl through the in-process feeding
@@ -72,7 +73,7 @@ type servedRun struct {
 	host     string
 	cancel   context.CancelFunc
 	done     chan int
-	out, err *syncBuffer
+	out, err *testenv.Buffer
 }
 
 // serveRun runs trawl run --demo --serve --listen 127.0.0.1:0 with args
@@ -80,7 +81,7 @@ type servedRun struct {
 func serveRun(t *testing.T, args ...string) *servedRun {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &servedRun{t: t, cancel: cancel, done: make(chan int, 1), out: &syncBuffer{}, err: &syncBuffer{}}
+	r := &servedRun{t: t, cancel: cancel, done: make(chan int, 1), out: &testenv.Buffer{}, err: &testenv.Buffer{}}
 	go func() {
 		r.done <- runMain(ctx, &cmdEnv{stdin: strings.NewReader(""), stdout: r.out, stderr: r.err},
 			append([]string{"run", "--demo", "--serve", "--listen", "127.0.0.1:0", "--progress", "off"}, args...))

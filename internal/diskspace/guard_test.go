@@ -1,7 +1,6 @@
 package diskspace_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,25 +15,8 @@ import (
 
 	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/diskspace/disktest"
+	"github.com/trawl/trawl/internal/testenv"
 )
-
-// syncBuf is a log buffer safe for concurrent use.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestGuardMarks drives a guard with an injected free space: it pauses
 // below the low-water mark, stays paused between the marks, resumes at the
@@ -42,7 +24,7 @@ func (s *syncBuf) String() string {
 // interval.
 func TestGuardMarks(t *testing.T) {
 	free, reads := uint64(100), 0
-	var log syncBuf
+	var log testenv.Buffer
 	g := diskspace.NewGuard(diskspace.Config{Dir: "/data", Low: 10, High: 30, Interval: time.Second, Role: "test",
 		Logger: slog.New(slog.NewTextHandler(&log, nil)),
 		Read:   func(string) (uint64, uint64, error) { reads++; return free, 1000, nil }})

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,27 +34,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// syncBuffer is a log that tests poll.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type proc struct {
 	cmd   *exec.Cmd
-	log   *syncBuffer
+	log   *testenv.Buffer
 	addr  string
 	dir   string
 	done  chan error
@@ -64,7 +45,7 @@ type proc struct {
 
 func startProc(t *testing.T, args ...string) *proc {
 	t.Helper()
-	p := &proc{log: &syncBuffer{}, done: make(chan error, 1)}
+	p := &proc{log: &testenv.Buffer{}, done: make(chan error, 1)}
 	p.cmd = exec.Command(trawl.Path(t), args...)
 	p.cmd.Stderr = p.log
 	out, err := p.cmd.StdoutPipe()

@@ -1,12 +1,10 @@
 package dupserver
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,24 +14,8 @@ import (
 	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/diskspace/disktest"
 	"github.com/trawl/trawl/internal/loop"
+	"github.com/trawl/trawl/internal/testenv"
 )
-
-type lockedLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // diskFull reads the DS machine's disk state and held messages on its loop.
 func diskFull(t *testing.T, s *Server) (full bool, held int) {
@@ -61,7 +43,7 @@ func TestServerHoldsChecksumsOnFullDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedLog
+	var logs testenv.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	s := &Server{Listener: listen(t), Store: st, NodeID: "ds-1", Logger: log,
 		Disk: diskspace.NewGuard(diskspace.Config{Dir: fs, Low: 8 << 20, High: 16 << 20, Interval: 20 * time.Millisecond, Logger: log, Role: "dupserver"})}
@@ -213,7 +195,7 @@ func TestReplicaRefusesOnFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dsSt.Close()
-	var rLogs, dsLogs lockedLog
+	var rLogs, dsLogs testenv.Buffer
 	rLog := slog.New(slog.NewTextHandler(&rLogs, nil))
 	r := &Server{Listener: listen(t), Store: rSt, ReplicaMode: true, Logger: rLog,
 		Disk: diskspace.NewGuard(diskspace.Config{Dir: fs, Low: 8 << 20, High: 16 << 20, Interval: 20 * time.Millisecond, Logger: rLog, Role: "dupserver replica"})}

@@ -1,35 +1,16 @@
 package multinode
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/trawl/trawl/internal/cmt"
+	"github.com/trawl/trawl/internal/testenv"
 )
-
-// lockedBuffer collects log output from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func TestMachineAcceptsINITWhileOldConnectionCloses(t *testing.T) {
 	h := newHarness(t, Config{SkipAskRoute: true}, testSpec(t, "c", ""))
@@ -122,7 +103,7 @@ func TestServerSlowNodeNoDisconnect(t *testing.T) {
 	const sites, perSite = 200, 10
 	dir := t.TempDir()
 	hosts := writeHosts(t, dir, sites)
-	var logs lockedBuffer
+	var logs testenv.Buffer
 	s := &Server{
 		HostsFile:   hosts,
 		Logger:      slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -191,7 +172,7 @@ func TestServerSlowNodeNoDisconnect(t *testing.T) {
 // that reads nothing for longer than FullTimeout is closed, with the
 // reason logged, and the server keeps serving.
 func TestServerDropsNodeFullTooLong(t *testing.T) {
-	var logs lockedBuffer
+	var logs testenv.Buffer
 	s := &Server{
 		Logger:      slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Collections: []*CollectionSpec{testSpec(t, "c", "")},

@@ -1,13 +1,11 @@
 package multinode
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,24 +13,8 @@ import (
 	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/diskspace/disktest"
 	"github.com/trawl/trawl/internal/loop"
+	"github.com/trawl/trawl/internal/testenv"
 )
-
-type lockedLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // diskState reads the machine's disk state and held events on its loop.
 func diskState(t *testing.T, s *Server) (full bool, held int) {
@@ -65,7 +47,7 @@ func TestServerHoldsRoutesOnFullDisk(t *testing.T) {
 	fs := disktest.Mount(t, 64<<20)
 	data := filepath.Join(fs, "data")
 	hosts := writeHosts(t, t.TempDir(), 20)
-	var logs lockedLog
+	var logs testenv.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/crawllog"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // The collections' log files (CMD_UM_LOG) as the driver writes them
@@ -263,7 +264,7 @@ func TestServerCollectionLogHangingDisk(t *testing.T) {
 			close(disk.release)
 		}
 	}
-	var logs lockedBuffer
+	var logs testenv.Buffer
 	const queue, lines = 4, 200
 	srv, stop := newLogServer(t, data, crawllog.Config{Queue: queue, FlushEvery: 10 * time.Millisecond, Create: disk.create}, &logs, testSpec(t, "web", ""))
 	// Registered after runServer's stop, so it runs first: a failing test

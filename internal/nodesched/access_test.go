@@ -23,6 +23,7 @@ import (
 	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/stats"
 	"github.com/trawl/trawl/internal/store"
+	"github.com/trawl/trawl/internal/testenv"
 	"github.com/trawl/trawl/internal/webfarm"
 )
 
@@ -95,24 +96,6 @@ func runAccessCrawl(t *testing.T, xml string) map[string]int64 {
 	return stats
 }
 
-// syncBuffer is a log sink for a crawl's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // docSkips maps a collection's counters to document skip codes
 // (MS-FSCADM 2.2.3.2) as the statistics do.
 func docSkips(counters map[string]int64) map[string]int64 {
@@ -138,7 +121,7 @@ func runAccessCrawlLog(t *testing.T, xml string) (map[string]int64, string) {
 // counters of each site.
 func runAccessCrawlSites(t *testing.T, xml string) (map[string]int64, map[string]Counters, string) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	cfg, err := config.Parse("access.xml", []byte(xml), nil)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, xml)

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/stats"
+	"github.com/trawl/trawl/internal/testenv"
 	"github.com/trawl/trawl/internal/webfarm"
 )
 
@@ -22,7 +23,7 @@ import (
 // counters of collection coll and the node's log.
 func auditCrawl(t *testing.T, xml, coll string, hook func(*Config)) (map[string]int64, string) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	c := startCrawlWith(t, xml, func(dc *Config) {
 		dc.Logger = slog.New(slog.NewTextHandler(logs, nil))
 		if hook != nil {

@@ -1,7 +1,6 @@
 package opensearch
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,25 +12,8 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/internal/feed"
+	"github.com/trawl/trawl/internal/testenv"
 )
-
-// syncBuffer is a log destination the tests read while feeders write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // feedRig is a feeder over a durable outbox feeding one OpenSearch index,
 // as trawl run's node scheduler runs one.
@@ -39,7 +21,7 @@ type feedRig struct {
 	c      *Client
 	ob     *feed.Outbox
 	f      *feed.Feeder
-	log    *syncBuffer
+	log    *testenv.Buffer
 	target string
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -49,7 +31,7 @@ const rigCollection = "c"
 
 func newFeedRig(t *testing.T, url string) *feedRig {
 	t.Helper()
-	r := &feedRig{log: &syncBuffer{}, target: feed.DefaultTargetName(rigCollection), done: make(chan struct{})}
+	r := &feedRig{log: &testenv.Buffer{}, target: feed.DefaultTargetName(rigCollection), done: make(chan struct{})}
 	log := slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var err error
 	if r.c, err = New(url, Options{Logger: log}); err != nil {

@@ -13,11 +13,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/trawl/trawl/internal/testenv"
 	"github.com/trawl/trawl/internal/webfarm"
 )
 
@@ -34,23 +34,6 @@ func buildTrawl(t *testing.T, dir string) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestTrawlRunAnalysesEachCycle: trawl run on a small farm with a 6 s
@@ -89,7 +72,7 @@ func TestTrawlRunAnalysesEachCycle(t *testing.T) {
 	cmd := exec.Command(bin, "run", "--config", cfg, "--hosts-file", d.HostsFile, "--data", data,
 		"--listen", "127.0.0.1:0", "--log-level", "info", "--progress", "off", "--webanalyzer-rounds", rounds)
 	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
-	log := &lockedBuffer{}
+	log := &testenv.Buffer{}
 	cmd.Stderr = log
 	cmd.Stdout = io.Discard
 	if err := cmd.Start(); err != nil {

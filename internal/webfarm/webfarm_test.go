@@ -17,6 +17,7 @@ import (
 
 	"github.com/dlclark/regexp2"
 	"github.com/google/go-cmp/cmp"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 func TestDeterminism(t *testing.T) {
@@ -442,7 +443,7 @@ func TestStallSlowLarge(t *testing.T) {
 }
 
 func TestRequestLogAndMisdirected(t *testing.T) {
-	var logBuf syncBuffer
+	var logBuf testenv.Buffer
 	cfg := smallConfig(23)
 	cfg.LogWriter = &logBuf
 	f := startFarm(t, cfg)

@@ -4,12 +4,11 @@
 package clitest
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 
 	"github.com/trawl/trawl/internal/cli"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // Run runs "trawl args..." over cmds with stdin and returns the exit
@@ -23,19 +22,4 @@ func Run(ctx context.Context, cmds []cli.Command, stdin string, args ...string) 
 
 // Buffer is a bytes.Buffer that a command's goroutines may write to while
 // the test reads it.
-type Buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *Buffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *Buffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type Buffer = testenv.Buffer

@@ -1,37 +1,19 @@
 package nameserver
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/diskspace/disktest"
 	"github.com/trawl/trawl/internal/distrib/wire"
+	"github.com/trawl/trawl/internal/testenv"
 )
-
-type lockedLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestServerHoldsBindingsOnFullDisk runs a name server with its store on a
 // 32 MiB tmpfs. Filled to 1 MiB free (under the 4 MiB mark) it pauses (log
@@ -42,7 +24,7 @@ func (l *lockedLog) String() string {
 func TestServerHoldsBindingsOnFullDisk(t *testing.T) {
 	fs := disktest.Mount(t, 32<<20)
 	dir := filepath.Join(fs, "ns")
-	var logs lockedLog
+	var logs testenv.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	s, err := NewServer(ServerConfig{Listen: "127.0.0.1:0", Dir: dir, PingInterval: -1, Logger: log,
 		Disk: diskspace.NewGuard(diskspace.Config{Dir: fs, Low: 4 << 20, High: 8 << 20, Interval: 20 * time.Millisecond, Logger: log, Role: "nameserver"})})
