@@ -27,6 +27,7 @@ import (
 	"github.com/trawl/trawl/internal/distrib/chain"
 	"github.com/trawl/trawl/internal/dupserver"
 	"github.com/trawl/trawl/internal/feed"
+	"github.com/trawl/trawl/internal/gctune"
 	"github.com/trawl/trawl/internal/loop"
 	"github.com/trawl/trawl/internal/multinode"
 	"github.com/trawl/trawl/internal/nodesched"
@@ -122,6 +123,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	gctune.ApplyDefault() // GOGC 200 with a memory limit guard (internal/gctune)
 	if err := o.prepare(); err != nil {
 		return err
 	}
