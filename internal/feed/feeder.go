@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cockroachdb/pebble"
 )
 
 // Clock is the feeder's time source (injected for tests).
@@ -46,6 +48,13 @@ type FeederOptions struct {
 	// operations to be resent are not reported. It is called before the
 	// outbox forgets the operation.
 	OnResult func(Result)
+	// OnAck, if set, is called with the outcomes of a primary target's
+	// answered operations (those OnResult had) inside the outbox batch
+	// that acknowledges them (Outbox.AckWith): what it writes to b is
+	// durable exactly when the acknowledgement is, so counts kept there
+	// survive a crash neither lost nor doubled (an operation whose
+	// acknowledgement is lost is sent and answered again).
+	OnAck func(b *pebble.Batch, results []Result) error
 }
 
 // Result is the final outcome of one operation at one target.
@@ -461,8 +470,12 @@ func (f *Feeder) settle(tg *target, ok, retry []uint64, results []Result) {
 			f.o.OnResult(r)
 		}
 	}
-	if len(ok) > 0 {
-		if err := f.ob.Ack(ok...); err != nil && !errors.Is(err, ErrOutboxClosed) {
+	var extra func(*pebble.Batch) error
+	if f.o.OnAck != nil && tg.t.Primary && len(results) > 0 {
+		extra = func(b *pebble.Batch) error { return f.o.OnAck(b, results) }
+	}
+	if len(ok) > 0 || extra != nil {
+		if err := f.ob.AckWith(extra, ok...); err != nil && !errors.Is(err, ErrOutboxClosed) {
 			f.log.Error("feed: outbox ack failed", "target", tg.t.Name, "err", err)
 		}
 	}

@@ -451,7 +451,12 @@ func (ob *Outbox) Unclaimed(dest string) int {
 }
 
 // Ack deletes claimed operations: their destination has them.
-func (ob *Outbox) Ack(seqs ...uint64) error {
+func (ob *Outbox) Ack(seqs ...uint64) error { return ob.AckWith(nil, seqs...) }
+
+// AckWith is Ack with extra's writes in the same batch (nil: none), so
+// that they are durable exactly when the acknowledgement is; with extra
+// the batch is committed even if seqs is empty. Calls are serialized.
+func (ob *Outbox) AckWith(extra func(*pebble.Batch) error, seqs ...uint64) error {
 	ob.mu.Lock()
 	defer ob.mu.Unlock()
 	if ob.closed {
@@ -459,6 +464,11 @@ func (ob *Outbox) Ack(seqs ...uint64) error {
 	}
 	b := ob.db.NewBatch()
 	defer b.Close()
+	if extra != nil {
+		if err := extra(b); err != nil {
+			return fmt.Errorf("feed: outbox: %w", err)
+		}
+	}
 	var done []uint64
 	for _, seq := range seqs {
 		c, ok := ob.claimed[seq]

@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -271,5 +272,62 @@ func TestOutboxPutErrors(t *testing.T) {
 		if _, err := ob.Put(op); err == nil {
 			t.Errorf("Put(%+v) accepted", op)
 		}
+	}
+}
+
+// TestOutboxAckWith: AckWith writes the caller's records in the batch that
+// acknowledges the operations (so both are durable or neither), commits a
+// batch of records alone when there is nothing to acknowledge, and writes
+// nothing once the outbox is closed.
+func TestOutboxAckWith(t *testing.T) {
+	dir := t.TempDir()
+	db, err := pebble.Open(dir, &pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ob, err := NewOutbox(db, OutboxOptions{Prefix: "feed/a/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ob.Put(addOp("d", "u0", Normal), addOp("d", "u1", Normal)); err != nil {
+		t.Fatal(err)
+	}
+	_, seqs := claimURIs(t, ob, "d", 2)
+	set := func(v string) func(*pebble.Batch) error {
+		return func(b *pebble.Batch) error { return b.Set([]byte("count"), []byte(v), nil) }
+	}
+	get := func() string {
+		v, c, err := db.Get([]byte("count"))
+		if err != nil {
+			return err.Error()
+		}
+		defer c.Close()
+		return string(v)
+	}
+	if err := ob.AckWith(set("1"), seqs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got != "1" || ob.Pending("d") != 1 {
+		t.Fatalf("after AckWith: count %q, pending %d; want 1 and 1", got, ob.Pending("d"))
+	}
+	if err := ob.AckWith(set("2")); err != nil { // nothing to acknowledge
+		t.Fatal(err)
+	}
+	if got := get(); got != "2" {
+		t.Fatalf("records alone: count %q, want 2", got)
+	}
+	if err := ob.AckWith(func(*pebble.Batch) error { return fmt.Errorf("refused") }, seqs[1]); err == nil {
+		t.Fatal("AckWith with a failing writer: no error")
+	}
+	if ob.Pending("d") != 1 {
+		t.Fatalf("a failed AckWith acknowledged: pending %d, want 1", ob.Pending("d"))
+	}
+	ob.Close()
+	if err := ob.AckWith(set("3"), seqs[1]); !errors.Is(err, ErrOutboxClosed) {
+		t.Fatalf("closed outbox: %v, want ErrOutboxClosed", err)
+	}
+	if got := get(); got != "2" {
+		t.Fatalf("closed outbox wrote: count %q", got)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cockroachdb/pebble"
 	"github.com/trawl/trawl/internal/cmt"
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/crawllog"
@@ -105,8 +106,13 @@ type feedColl struct {
 	state   FeedingState
 	// dsfeed says whether the collection's dsfeed log is on.
 	dsfeed atomic.Bool
-	// results counts the primary destinations' answers (feedResults).
-	results feedResults
+	// results counts the primary destinations' answers in this process
+	// (feedResults); base is what earlier processes counted (read when
+	// the collection's feeding was set up), acked the answers counted
+	// with their acknowledgement (onAck), which the "stats/f/" record
+	// holds.
+	results     feedResults
+	base, acked FeedResults
 }
 
 // feedResults counts the answers of a collection's primary destinations
@@ -117,18 +123,43 @@ type feedResults struct {
 }
 
 func (r *feedResults) add(res feed.Result) {
+	d := resultCounts(res)
+	r.fed.Add(d.Fed)
+	r.succeeded.Add(d.Succeeded)
+	r.failed.Add(d.Failed)
+	r.deleted.Add(d.Deleted)
+}
+
+// resultCounts is what one answer adds to the counters: a rejected
+// operation is failed (and fed unless a removal), a removal deleted, any
+// other fed and succeeded.
+func resultCounts(res feed.Result) FeedResults {
 	switch {
+	case res.Err != nil && res.Kind != feed.Remove:
+		return FeedResults{Failed: 1, Fed: 1}
 	case res.Err != nil:
-		r.failed.Add(1)
-		if res.Kind != feed.Remove {
-			r.fed.Add(1)
-		}
+		return FeedResults{Failed: 1}
 	case res.Kind == feed.Remove:
-		r.deleted.Add(1)
+		return FeedResults{Deleted: 1}
 	default:
-		r.fed.Add(1)
-		r.succeeded.Add(1)
+		return FeedResults{Fed: 1, Succeeded: 1}
 	}
+}
+
+// onAck adds the answers rs to fc.acked and writes the "stats/f/" record
+// into b, the outbox batch that acknowledges them (the outbox serializes
+// the calls): after a kill -9 the record counts exactly the answers whose
+// operations the outbox forgot, and the others are sent and counted
+// again.
+func (fc *feedColl) onAck(b *pebble.Batch, rs []feed.Result) error {
+	for _, r := range rs {
+		d := resultCounts(r)
+		fc.acked.Fed += d.Fed
+		fc.acked.Succeeded += d.Succeeded
+		fc.acked.Failed += d.Failed
+		fc.acked.Deleted += d.Deleted
+	}
+	return b.Set(statsFeedRawKey(fc.name), fc.acked.encode(), nil)
 }
 
 // syncFeedCounters copies the answers counted for collection c into its
@@ -144,8 +175,8 @@ func (m *Machine) syncFeedCounters(c *collection) {
 		return
 	}
 	for k, v := range map[string]int64{"pp_fed": r.Fed, "pp_succeeded": r.Succeeded, "pp_failed": r.Failed, "pp_deleted": r.Deleted} {
-		if v += c.ps.feedBase[k]; v != 0 {
-			c.stats[k] = v // restored base + this process's (stats_persist.go)
+		if v != 0 {
+			c.stats[k] = v // every process's (FeedResults)
 		}
 	}
 }
@@ -212,7 +243,11 @@ func (f *Feeding) setup(coll string, dests []config.Destination, dsPaused bool, 
 		if err != nil {
 			return nil, fmt.Errorf("nodesched: collection %s: %w", coll, err)
 		}
-		fc = &feedColl{name: coll, ob: ob}
+		base, err := readFeedCounts(f.st, coll)
+		if err != nil {
+			return nil, fmt.Errorf("nodesched: collection %s: %w", coll, err)
+		}
+		fc = &feedColl{name: coll, ob: ob, base: base, acked: base}
 		f.colls[coll] = fc
 	} else {
 		f.stopLocked(fc)
@@ -228,6 +263,7 @@ func (f *Feeding) setup(coll string, dests []config.Destination, dsPaused bool, 
 			next(r)
 		}
 	}
+	opts.OnAck = fc.onAck
 	fr, err := feed.NewFeeder(fc.ob, targets, f.cfg.Dial, opts)
 	if err != nil {
 		return nil, fmt.Errorf("nodesched: collection %s: %w", coll, err)

@@ -71,6 +71,29 @@ func (r *feedRun) waitFed(t testing.TB) {
 	}
 }
 
+// checkFeedCountsPersisted: once every operation is acknowledged, the
+// feeding chain's counters written with the acknowledgements (the
+// "stats/f/" record a restarted process starts from) equal the live ones
+// (with deletes when deleted is set): an answer is in the store exactly
+// when its operation has left the outbox.
+func checkFeedCountsPersisted(t testing.TB, r *feedRun, deleted bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := readFeedCounts(r.st, "farm")
+		st := r.d.Stats()["farm"]
+		want := FeedResults{Fed: st["pp_fed"], Succeeded: st["pp_succeeded"], Failed: st["pp_failed"], Deleted: st["pp_deleted"]}
+		if err == nil && got == want && want.Succeeded > 0 && (!deleted || want.Deleted > 0) {
+			t.Logf("feeding counters persisted with the acknowledgements: %+v", got)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("feeding counters in the store %+v (%v), live %+v", got, err, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // indexable returns the URIs the index must hold: fetched documents of the
 // store that are not duplicates and that the farm did not mark noindex in
 // cycle.
@@ -157,6 +180,7 @@ func TestFeedIndexMatchesStore(t *testing.T) {
 		t.Fatalf("the farm gave %d indexable pages, %d noindex, %d duplicates: not a useful test", len(want), noindex, dups)
 	}
 	checkIndex(t, r.idx, farm, want, 0)
+	checkFeedCountsPersisted(t, r, false)
 	checkDSFeedLog(t, r.d.cfg.LogDir, want)
 	t.Logf("cycle 0: %d documents indexed (%d noindex and %d duplicates left out); feed %+v", len(want), noindex, dups, r.d.FeedStats())
 
@@ -169,6 +193,7 @@ func TestFeedIndexMatchesStore(t *testing.T) {
 	r.waitFed(t)
 	want1, _, _ := indexable(t, r.st, farm, 1)
 	checkIndex(t, r.idx, farm, want1, 1)
+	checkFeedCountsPersisted(t, r, true)
 	in1 := map[string]bool{}
 	for _, u := range want1 {
 		in1[u] = true

@@ -155,7 +155,7 @@ func giveFeedResults(m *Machine, fd *Feeding) {
 	}
 	fd.mu.Unlock()
 	for _, fc := range colls {
-		m.SetFeedResults(fc.name, FeedResults{Fed: fc.results.fed.Load(), Succeeded: fc.results.succeeded.Load(),
-			Failed: fc.results.failed.Load(), Deleted: fc.results.deleted.Load()})
+		m.SetFeedResults(fc.name, FeedResults{Fed: fc.base.Fed + fc.results.fed.Load(), Succeeded: fc.base.Succeeded + fc.results.succeeded.Load(),
+			Failed: fc.base.Failed + fc.results.failed.Load(), Deleted: fc.base.Deleted + fc.results.deleted.Load()})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"sort"
 	"strings"
 
@@ -31,14 +32,21 @@ import (
 // crawl step's extra writes to a few hundred bytes.
 // seq is the number of CMD_UM_STAT reports sent (each report is written
 // before it is sent, so it never carries a count the store may lose).
-// Only the sites counted since the last write are written again. Counts
-// made outside those batches (the frontier's own writes for received
-// URIs, the feeding chain's answers) reach the store with the next batch
-// or report: a kill -9 in between loses them (docs/decisions/stats.md).
+// Only the sites counted since the last write are written again. The
+// feeding chain's answers have their own record, written in the outbox
+// batch that acknowledges them (feedColl.onAck), so they are exact after
+// a kill -9 too:
+//
+//	'm' "stats/f/" lp(collection)      -> uvarint pp_fed, pp_succeeded, pp_failed, pp_deleted
+//
+// Other counts made outside those batches (the frontier's own writes for
+// received URIs) reach the store with the next batch or report: a kill -9
+// in between loses them (docs/decisions/stats.md).
 const (
 	statsCollPrefix = "stats/c/"
 	statsSitePrefix = "stats/s/"
 	statsNamePrefix = "stats/n/"
+	statsFeedPrefix = "stats/f/"
 )
 
 // maxStatsCounters caps the counters of one persisted record.
@@ -54,9 +62,6 @@ type statsPersist struct {
 	dirty, unsent map[string]bool
 	// seq counts the CMD_UM_STAT reports (persisted).
 	seq uint64
-	// feedBase are the feeding chain's counters restored from the store:
-	// the chain counts from zero in each process.
-	feedBase Counters
 	// restored are the counters read back when the collection was set up
 	// (nil for a new one): what earlier processes counted (RunStats).
 	restored Counters
@@ -245,10 +250,6 @@ func (m *Machine) loadStats(c *collection) error {
 	p := &c.ps
 	c.stats, p.seq, p.saved, p.ids, p.names = sv.coll, sv.seq, sv.coll.clone(), sv.ids, sv.names
 	p.restored = sv.coll.clone()
-	p.feedBase = Counters{}
-	for _, k := range feedCounterNames {
-		p.feedBase[k] = sv.coll[k]
-	}
 	p.dirty, p.unsent = map[string]bool{}, map[string]bool{}
 	for site, sc := range sv.sites {
 		c.sites[site] = sc
@@ -265,11 +266,55 @@ func forgetStats(b *store.Batch, coll string) error {
 	if err := b.DeletePrefix(store.SpaceMeta, statsNamesKey(coll)); err != nil {
 		return err
 	}
+	if err := b.DeleteRaw(store.SpaceMeta, statsFeedKey(coll)); err != nil {
+		return err
+	}
 	return b.DeletePrefix(store.SpaceMeta, statsSitesKey(coll))
 }
 
-// feedCounterNames are the counters the feeding chain counts (syncFeedCounters).
-var feedCounterNames = []string{"pp_fed", "pp_succeeded", "pp_failed", "pp_deleted"}
+func statsFeedKey(coll string) []byte { return store.AppendLP([]byte(statsFeedPrefix), coll) }
+
+// statsFeedRawKey is statsFeedKey as a key of the store's Pebble database
+// (the outbox batch writes it).
+func statsFeedRawKey(coll string) []byte {
+	return append([]byte{byte(store.SpaceMeta)}, statsFeedKey(coll)...)
+}
+
+// encode is the "stats/f/" record: uvarint Fed, Succeeded, Failed, Deleted.
+func (r FeedResults) encode() []byte {
+	var b []byte
+	for _, v := range []int64{r.Fed, r.Succeeded, r.Failed, r.Deleted} {
+		b = binary.AppendUvarint(b, uint64(max(v, 0)))
+	}
+	return b
+}
+
+// readFeedCounts returns the feeding chain's counters of coll as earlier
+// processes left them: the "stats/f/" record, or, in a store written
+// before it existed, the collection's saved counters.
+func readFeedCounts(st statsReader, coll string) (FeedResults, error) {
+	v, ok, err := st.GetRaw(store.SpaceMeta, statsFeedKey(coll))
+	if err != nil {
+		return FeedResults{}, err
+	}
+	if !ok {
+		sv, err := readSavedStats(st, coll)
+		if err != nil {
+			return FeedResults{}, err
+		}
+		c := sv.coll
+		return FeedResults{Fed: c["pp_fed"], Succeeded: c["pp_succeeded"], Failed: c["pp_failed"], Deleted: c["pp_deleted"]}, nil
+	}
+	var out [4]int64
+	for i := range out {
+		n, w := binary.Uvarint(v)
+		if w <= 0 || n > math.MaxInt64 {
+			return FeedResults{}, fmt.Errorf("%w: feeding counters of collection %s", errStatsRecord, coll)
+		}
+		out[i], v = int64(n), v[w:]
+	}
+	return FeedResults{Fed: out[0], Succeeded: out[1], Failed: out[2], Deleted: out[3]}, nil
+}
 
 // statsResend makes the next CMD_UM_STAT of every collection carry every
 // site (a new link to the multinode scheduler, which may have lost what
