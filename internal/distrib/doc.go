@@ -39,7 +39,14 @@
 //     master_dispatcher and register_dispatcher with itself;
 //  3. a registered master that answers __ping makes it a backup: resolve
 //     master_dispatcher, register_dispatcher(node_id), then __ping the
-//     master every PingMaster ("check for master", 5 s by default);
+//     master every PingMaster ("check for master", 5 s by default), and
+//     register again after every 6 answered pings: a master killed and
+//     restarted at the same address before its backups missed
+//     PingFailures pings (step 5) answers their pings with no dispatcher
+//     node registered, and __ping carries no epoch to tell (found by the
+//     chaos test: feeding stopped with "no content distributor is
+//     registered"); a master whose own register_dispatcher failed tries
+//     again at its next check of its binding;
 //  4. a registered master that does not answer is watched as a backup
 //     would, counting that failure (spec ambiguity 12);
 //  5. a registered binding at the distributor's own address is its own from

@@ -78,7 +78,10 @@ type Machine struct {
 	master     wire.AOR // the master (as a backup)
 	registered bool     // registered with master
 	pingFails  int
-	nextTimer  time.Time
+	// pingsOK counts a backup's answered pings since it last registered
+	// (reregisterPings).
+	pingsOK   int
+	nextTimer time.Time
 
 	// The fence: epoch is this distributor's epoch while master, seen the
 	// highest epoch it has met (bindings resolved, session ids created
@@ -429,7 +432,7 @@ func (m *Machine) controlDone(ev loop.Event[*wire.Frame]) {
 		if err != nil {
 			m.logf(slog.LevelWarn, "register_dispatcher failed", "err", err)
 		} else {
-			m.registered = true
+			m.registered, m.pingsOK = true, 0
 		}
 		m.idle(ev.Now)
 	case phIdle:
@@ -478,6 +481,12 @@ func (m *Machine) controlDone(ev loop.Event[*wire.Frame]) {
 		if err == nil && ev.Result.(wire.AOR).Addr() == m.sfAOR().Addr() {
 			// The binding is ours: the lease runs from this check.
 			m.leaseUntil = m.jobAt.Add(m.cfg.Lease)
+			if !m.registered {
+				// Our own register_dispatcher failed (our
+				// dispatcher_node was not bound then): again.
+				m.job(phResolveMD, resolveMD())
+				return
+			}
 			m.idle(ev.Now)
 			return
 		}
@@ -551,12 +560,27 @@ func (m *Machine) becomeBackup(now time.Time, register bool) {
 	m.job(phResolveMD, resolveMD())
 }
 
+// reregisterPings: a backup calls register_dispatcher again after this
+// many answered pings. A master that was killed and restarted at the same
+// address before the backups missed PingFailures pings takes its binding
+// back and answers their pings, but has no dispatcher node registered;
+// the spec's ping cannot tell (it carries no epoch), so the backups
+// register again now and then (registering is idempotent).
+const reregisterPings = 6
+
 // pinged handles the answer to a backup's __ping of the master (3.4.5).
 func (m *Machine) pinged(now time.Time, err error) {
 	if err == nil {
 		m.pingFails = 0
 		if !m.registered {
 			m.becomeBackup(now, true)
+			return
+		}
+		if m.pingsOK++; m.pingsOK >= reregisterPings {
+			// A master that restarted at the same address answers
+			// the ping but has forgotten its dispatcher nodes.
+			m.pingsOK = 0
+			m.job(phResolveMD, resolveMD())
 			return
 		}
 		m.idle(now)
@@ -628,8 +652,10 @@ func (m *Machine) callDone(pc pendingCall, ev loop.Event[*wire.Frame]) {
 			return
 		}
 		a := ev.Result.(wire.AOR)
+		if old, ok := m.nodes[pc.node]; !ok || old != a {
+			m.logf(slog.LevelInfo, "dispatcher registered", "registrant", pc.node, "addr", a.Addr())
+		}
 		m.nodes[pc.node] = a
-		m.logf(slog.LevelInfo, "dispatcher registered", "registrant", pc.node, "addr", a.Addr())
 		m.Pending.Send(pc.peer, wire.ReplyTo(f), 0)
 	case f.Object == wire.IfaceDispatcherNode:
 		m.nodeCallDone(pc, ev)
