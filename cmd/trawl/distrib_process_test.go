@@ -288,6 +288,30 @@ func TestDistribCrawlKillMaster(t *testing.T) {
 	c.checkExactlyOnce("demo", want)
 }
 
+// waitRegistered waits until master's log shows every running distributor
+// registered with it (register_dispatcher, 3.1.4.1), so that the sessions
+// created next can be placed on backups too.
+func (c *distribChain) waitRegistered(master int) {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		missing := []int{}
+		for id := range c.cds {
+			re := regexp.MustCompile(fmt.Sprintf(`dispatcher registered" node=%d registrant=%d `, master, id))
+			if !re.MatchString(c.cds[master].Log()) {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("distributors %v did not register with the master %d:\n%s", missing, master, c.cds[master].Log())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // sessionsOn returns the session ids distributor id holds.
 func (c *distribChain) sessionsOn(id int) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -311,6 +335,7 @@ func TestDistribFaults(t *testing.T) {
 	c.startCDs(3)
 	reg := c.reg()
 	master := c.waitMaster(reg, 0)
+	c.waitRegistered(master) // else every session may go to the master
 
 	ob, err := feed.OpenOutbox(t.TempDir(), feed.OutboxOptions{NoSync: true})
 	if err != nil {
