@@ -1,42 +1,19 @@
 package dupserver
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
+
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // logBuffer collects log records for assertions; safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+type logBuffer struct{ testenv.Buffer }
 
 func (l *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return slog.New(slog.NewTextHandler(&l.Buffer, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-func (l *logBuffer) contains(s string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Contains(l.buf.String(), s)
-}
+func (l *logBuffer) contains(s string) bool { return strings.Contains(l.String(), s) }
 
-func (l *logBuffer) reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf.Reset()
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+func (l *logBuffer) reset() { l.Reset() }

@@ -318,17 +318,27 @@ func sameSites(state, w0 string) (bool, error) {
 	return sameBytes(filepath.Join(state, f), filepath.Join(w0, f))
 }
 
-// sameBytes reports whether two files hold the same bytes.
-func sameBytes(a, b string) (bool, error) {
+// openPair opens the two files a comparison reads.
+func openPair(a, b string) (*os.File, *os.File, error) {
 	fa, err := os.Open(a)
 	if err != nil {
-		return false, fmt.Errorf("webanalyzer: %w", err)
+		return nil, nil, fmt.Errorf("webanalyzer: %w", err)
 	}
-	defer fa.Close()
 	fb, err := os.Open(b)
 	if err != nil {
-		return false, fmt.Errorf("webanalyzer: %w", err)
+		fa.Close()
+		return nil, nil, fmt.Errorf("webanalyzer: %w", err)
 	}
+	return fa, fb, nil
+}
+
+// sameBytes reports whether two files hold the same bytes.
+func sameBytes(a, b string) (bool, error) {
+	fa, fb, err := openPair(a, b)
+	if err != nil {
+		return false, err
+	}
+	defer fa.Close()
 	defer fb.Close()
 	ba, bb := make([]byte, 64<<10), make([]byte, 64<<10)
 	for {
@@ -353,15 +363,11 @@ func sameBytes(a, b string) (bool, error) {
 // sameLines reports whether two files have the same lines once each is
 // mapped through f.
 func sameLines(a, b string, f func(string) string) (bool, error) {
-	fa, err := os.Open(a)
+	fa, fb, err := openPair(a, b)
 	if err != nil {
-		return false, fmt.Errorf("webanalyzer: %w", err)
+		return false, err
 	}
 	defer fa.Close()
-	fb, err := os.Open(b)
-	if err != nil {
-		return false, fmt.Errorf("webanalyzer: %w", err)
-	}
 	defer fb.Close()
 	sa, sb := bufio.NewScanner(fa), bufio.NewScanner(fb)
 	sa.Buffer(make([]byte, 64<<10), 16<<20)
