@@ -206,7 +206,9 @@ func testProcessServesConfAdd(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	// Wait closes the stderr pipe: read it to the end first (os/exec), or
+	// the last lines ("multinode: stopped") may be lost.
+	go func() { <-w.done; done <- cmd.Wait() }()
 	select {
 	case err := <-done:
 		if err != nil {
