@@ -263,18 +263,33 @@ func (d *Driver[M]) Inject(ctx context.Context, m M) error {
 	}
 }
 
-// call is a function run on the loop goroutine (Do).
+// call is a function run on the loop goroutine (Do). Its state says
+// whether the loop took it (callRunning) or its caller gave up on it
+// first (callAbandoned): exactly one of the two happens, so a function
+// either runs to its end or never runs.
 type call struct {
-	fn   func(now time.Time)
-	done chan struct{}
+	fn    func(now time.Time)
+	state *atomic.Int32
+	ran   chan struct{} // closed once fn has returned
+	done  chan struct{} // closed once fn's batch was applied
 }
+
+const (
+	callQueued int32 = iota
+	callRunning
+	callAbandoned
+)
 
 // Do runs fn on the loop goroutine, where it may read and change the
 // machine (an operator's query or command), then applies the machine's
-// batch. It returns once that batch was applied: what fn made the machine
-// persist is durable, its messages are queued.
+// batch. It returns nil once that batch was applied: what fn made the
+// machine persist is durable, its messages are queued. When ctx ends or
+// the driver stops first, it returns an error, and then fn either never
+// runs or has already returned: what fn wrote is never written after Do
+// returns, so a caller may read the variables fn sets without a race
+// whatever Do returned (they hold fn's results only when it returned nil).
 func (d *Driver[M]) Do(ctx context.Context, fn func(now time.Time)) error {
-	c := call{fn: fn, done: make(chan struct{})}
+	c := call{fn: fn, state: new(atomic.Int32), ran: make(chan struct{}), done: make(chan struct{})}
 	select {
 	case d.events <- Event[M]{Kind: Input, Result: c}:
 	case <-d.stop:
@@ -282,14 +297,19 @@ func (d *Driver[M]) Do(ctx context.Context, fn func(now time.Time)) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	var err error
 	select {
 	case <-c.done:
 		return nil
 	case <-d.stop:
-		return errors.New("loop: driver stopped")
+		err = errors.New("loop: driver stopped")
 	case <-ctx.Done():
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	if !c.state.CompareAndSwap(callQueued, callAbandoned) {
+		<-c.ran // the loop took it: fn is running or has returned
+	}
+	return err
 }
 
 // Serve runs a connection made elsewhere (an in-memory pipe) through the
@@ -478,8 +498,11 @@ func (d *Driver[M]) step(ev Event[M]) {
 		d.stepped.received++
 	case Input:
 		if c, ok := ev.Result.(call); ok {
-			c.fn(ev.Now)
-			d.dones = append(d.dones, c.done)
+			if c.state.CompareAndSwap(callQueued, callRunning) {
+				c.fn(ev.Now)
+				close(c.ran)
+				d.dones = append(d.dones, c.done)
+			}
 			return
 		}
 	}

@@ -156,6 +156,60 @@ func TestDoReturnsAfterTheBatchIsApplied(t *testing.T) {
 	}
 }
 
+// A Do whose context ends leaves no function behind: either the loop
+// never runs it or it has returned before Do does, so the variables it
+// writes can be read after Do whatever it returned (run under -race).
+func TestDoGivenUpNeverRunsLater(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := newEcho()
+	d := New(Config[string]{Machine: m})
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	if err := d.Do(ctx, func(time.Time) {}); err != nil {
+		t.Fatal(err)
+	}
+	// The loop is busy in a first call while a second is queued behind
+	// it; the second's caller gives up: it must never run.
+	release := make(chan struct{})
+	busy := make(chan struct{})
+	first := make(chan error, 1)
+	go func() { first <- d.Do(ctx, func(time.Time) { close(busy); <-release }) }()
+	<-busy
+	qctx, qcancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	ran := false
+	err := d.Do(qctx, func(time.Time) { ran = true })
+	qcancel()
+	if err == nil || ran {
+		t.Fatalf("a call given up while queued: err %v, ran %v", err, ran)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	// A call the loop is running when its caller gives up: Do waits for
+	// it to return, so what it wrote is there (and read without a race).
+	rctx, rcancel := context.WithCancel(ctx)
+	n := 0
+	err = d.Do(rctx, func(time.Time) {
+		rcancel()
+		time.Sleep(20 * time.Millisecond)
+		n = 1
+	})
+	if n != 1 {
+		t.Fatalf("Do returned (%v) before the running call did", err)
+	}
+	// After all that the loop still serves calls; the abandoned call
+	// never ran in between.
+	if err := d.Do(ctx, func(time.Time) {}); err != nil || ran {
+		t.Fatalf("err %v, abandoned call ran %v", err, ran)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // dropper sends "burst N" as N droppable messages.
 type dropper struct{ Base[string] }
 

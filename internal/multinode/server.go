@@ -656,13 +656,10 @@ func (s *Server) CollectionInfos(ctx context.Context) ([]CollectionInfo, error) 
 // DNSStats returns the DNS counters (MS-FSCADM global statistics),
 // with the bytes the built-in resolver sent and received.
 func (s *Server) DNSStats(ctx context.Context) (DNSStats, error) {
-	// The loop may still run the function after op gave up on ctx: it
-	// hands its result over a channel, read only once op says it ran.
-	ch := make(chan DNSStats, 1)
-	if err := s.op(ctx, func(m *MNS, _ time.Time) ([]Action, error) { ch <- m.DNSStats(); return nil, nil }); err != nil {
+	var out DNSStats
+	if err := s.op(ctx, func(m *MNS, _ time.Time) ([]Action, error) { out = m.DNSStats(); return nil, nil }); err != nil {
 		return DNSStats{}, err
 	}
-	out := <-ch
 	out.Written, out.Read = s.wire.written.Load(), s.wire.read.Load()
 	return out, nil
 }
