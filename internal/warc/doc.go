@@ -31,7 +31,11 @@
 //     form; the body keeps its content coding, without the chunked transfer
 //     coding, and Transfer-Encoding is left out of the header). A body cut
 //     at cut_off, or not read because the response was refused (type,
-//     headers, size), gets WARC-Truncated: length;
+//     headers, size), gets WARC-Truncated: length. Its header keeps the
+//     server's Content-Length: pywb's identity replay (id_) sends that
+//     header with the shorter body, so a browser waits for the rest (a
+//     parser-blocking script holds the page up); its normal, rewriting
+//     replay sends the body chunked and the page loads;
 //   - or a revisit record instead, with only the header block: profile
 //     server-not-modified for a 304 answer to a conditional request, and
 //     identical-payload-digest for a 2xx body whose SHA-1 equals that of a
