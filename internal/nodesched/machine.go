@@ -149,6 +149,10 @@ type Machine struct {
 	clogDropped uint64
 	stepRec     *uriRecord
 	stepChange  string
+	// stepOwner is the URI the step's own duplicate check (without
+	// duplicate servers) left owning its document's checksum: isDuplicate
+	// knows the answer without reading the store.
+	stepOwner string
 }
 
 type dnsWaiter struct{ coll, site string }

@@ -62,7 +62,7 @@ func (m *Machine) isDuplicate(s *crawlpipe.Settings, rec *store.URIRecord) bool 
 	if rec.Status == store.StatusDuplicate {
 		return true
 	}
-	if !rec.HasChecksum || rec.Status != store.StatusFetched {
+	if !rec.HasChecksum || rec.Status != store.StatusFetched || m.stepOwner == rec.URI {
 		return false
 	}
 	owner, ok, err := m.st.ChecksumOwner(s.Name, rec.Checksum)

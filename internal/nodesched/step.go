@@ -294,7 +294,7 @@ func (m *Machine) Complete(o *crawlpipe.Outcome, now time.Time) error {
 		return err
 	}
 	var ppdup []*cmt.PPDUPAdd
-	m.stepRec, m.stepChange = nil, ""
+	m.stepRec, m.stepChange, m.stepOwner = nil, "", ""
 	res, links, err := m.record(c, tx, o, now, &ppdup)
 	if err != nil {
 		tx.Discard()
@@ -599,6 +599,9 @@ func (m *Machine) storeDocument(c *collection, b *store.Batch, rec *store.URIRec
 						return err
 					}
 				}
+			}
+			if len(o.NearKeys) == 0 && rec.Status != store.StatusDuplicate {
+				m.stepOwner = rec.URI // the owner of o.Checksum, the only key
 			}
 		}
 	}

@@ -213,10 +213,10 @@ func (s *Store) Routes(collection string, fn func(site string, node int64) error
 // PutChecksumOwner records owner as the URI owning checksum cs (the
 // duplicate server's answer, PPDUP_ADD_OK).
 func (b *Batch) PutChecksumOwner(collection string, cs [16]byte, owner string) error {
-	b.s.csums.add(collection, cs)
-	if err := b.trackOwner(collection, cs, true); err != nil {
+	if err := b.trackOwner(collection, cs, true); err != nil { // before the filter learns cs
 		return err
 	}
+	b.s.csums.add(collection, cs)
 	return b.b.Set(key(SpaceChecksum, string(cs[:]), collection), []byte(owner), nil)
 }
 

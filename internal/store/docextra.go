@@ -112,13 +112,13 @@ func (d *docCounts) count(collection string, scan func() (int, error)) (int64, e
 // track records in bd that the batch makes member (the key of space sp in
 // collection) exist or not, for the counts of d; it reads the store only
 // for a collection whose count d keeps.
-func (b *Batch) track(d *docCounts, bd *batchDocs, sp Space, collection, member string, exists bool) error {
+func (b *Batch) track(d *docCounts, bd *batchDocs, sp Space, collection, member string, exists, absent bool) error {
 	if !d.tracked(collection) {
 		return nil
 	}
 	k := collection + "\x00" + member
 	before, seen := bd.exists[k]
-	if !seen {
+	if !seen && !absent {
 		_, found, err := b.s.get(key(sp, member, collection))
 		if err != nil {
 			return err
@@ -141,7 +141,7 @@ func (b *Batch) track(d *docCounts, bd *batchDocs, sp Space, collection, member 
 // trackDoc records that the batch makes uri's document exist or not; it
 // reads the store only for a collection whose count is kept.
 func (b *Batch) trackDoc(collection, uri string, exists bool) error {
-	return b.track(b.s.docs, &b.docs, SpaceDoc, collection, uri, exists)
+	return b.track(b.s.docs, &b.docs, SpaceDoc, collection, uri, exists, false)
 }
 
 // DocumentCount returns the number of stored documents of collection. The
@@ -171,9 +171,11 @@ func (s *Store) Dir() string { return s.dir }
 
 // trackOwner records that the batch makes cs owned or not in collection
 // (the count of ChecksumCount); it reads the store only for a collection
-// whose count is kept.
+// whose count is kept, and only when the checksum filter does not already
+// say that cs has no owner (a new checksum, almost every document's).
 func (b *Batch) trackOwner(collection string, cs [16]byte, owned bool) error {
-	return b.track(b.s.owners, &b.owners, SpaceChecksum, collection, string(cs[:]), owned)
+	absent := !b.s.csums.mayHave(collection, cs)
+	return b.track(b.s.owners, &b.owners, SpaceChecksum, collection, string(cs[:]), owned, absent)
 }
 
 // ChecksumCount returns the number of unique document checksums owned in
