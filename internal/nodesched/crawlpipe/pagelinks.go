@@ -24,24 +24,24 @@ func pageLinks(out *Outcome, s *Settings, u *url.URL, res *extract.Result, hops,
 			}
 			out.Mirrors[mi] = t.Host
 		}
-		nu, reason := ScreenReason(s, t.String())
+		ts := t.String()
+		nu, reason := ScreenReason(s, ts)
 		if reason != "" {
-			if !seen[t.String()] {
-				seen[t.String()] = true
-				out.screened(t.String(), reason)
+			if !seen[ts] {
+				seen[ts] = true
+				out.screened(ts, reason)
 			}
 			continue
 		}
-		if seen[nu.String()] {
+		ns := nu.String()
+		if seen[ns] {
 			continue
 		}
 		lh := hops + 1
 		if !sameHost(u, nu) {
 			if !s.FwdLinks {
-				if !seen[nu.String()] {
-					seen[nu.String()] = true
-					out.screened(nu.String(), "fwdlinks")
-				}
+				seen[ns] = true
+				out.screened(ns, "fwdlinks")
 				continue
 			}
 			if s.ResetLevel {
@@ -56,7 +56,7 @@ func pageLinks(out *Outcome, s *Settings, u *url.URL, res *extract.Result, hops,
 		if discoveredChannel(s, l) {
 			meta = metaFeedChannel
 		}
-		seen[nu.String()] = true
-		out.Links = append(out.Links, Link{URI: nu.String(), Site: urls.Site(nu), Hops: lh, Flags: flags, Meta: meta, Anchor: l.Anchor, OffLang: offLang})
+		seen[ns] = true
+		out.Links = append(out.Links, Link{URI: ns, Site: urls.Site(nu), Hops: lh, Flags: flags, Meta: meta, Anchor: l.Anchor, OffLang: offLang})
 	}
 }

@@ -793,9 +793,10 @@ func ScreenReason(s *Settings, raw string) (*url.URL, string) {
 		return nil, "invalid URI"
 	}
 	s.unmirror(nu)
+	ns := nu.String()
 	// allowed_schemes is the URI's own (its subcollection's), whichever
 	// page the link was found on.
-	if !schemeAllowed(s.For(nu.String()), nu.Scheme) {
+	if !schemeAllowed(s.For(ns), nu.Scheme) {
 		return nil, "allowed_schemes"
 	}
 	if s.ExcludeExts.Excluded(nu.EscapedPath()) {
@@ -804,12 +805,12 @@ func ScreenReason(s *Settings, raw string) (*url.URL, string) {
 	if s.MaxRecursion > 0 && urls.PathRecursion(nu.EscapedPath()) > s.MaxRecursion {
 		return nil, "max_uri_recursion"
 	}
-	if ok, reason := s.Filter.Allowed(nu.String(), netip.Addr{}); !ok && !s.Filter.UsesIP() {
+	if ok, reason := s.Filter.Allowed(ns, netip.Addr{}); !ok && !s.Filter.UsesIP() {
 		return nil, reason
 	} else if !ok {
 		// An include rule on IP addresses cannot match before DNS; an
 		// exclude rule that matched without the IP stays a rejection.
-		if excludedWithoutIP(s, nu.String()) {
+		if excludedWithoutIP(s, ns) {
 			return nu, reason
 		}
 	}
