@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,24 +20,6 @@ import (
 	"github.com/trawl/trawl/internal/webfarm"
 )
 
-// e2eBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type e2eBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *e2eBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *e2eBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // crawlerUnderTest is a `trawl run` running in this process on a webfarm
 // the test controls.
 type crawlerUnderTest struct {
@@ -46,8 +27,8 @@ type crawlerUnderTest struct {
 	data    string
 	config  string
 	addr    string // host:port of the HTTP interface
-	stderr  *e2eBuffer
-	stdout  *e2eBuffer
+	stderr  *testenv.Buffer
+	stdout  *testenv.Buffer
 	cancel  context.CancelFunc
 	done    chan int
 	stopped bool
@@ -87,7 +68,7 @@ func startCrawler(t *testing.T, hosts, pages int, extra ...string) *crawlerUnder
 // configuration cfg, and waits until it listens.
 func startRun(t *testing.T, farm *webfarm.Farm, cfg, hostsFile, data string, extra ...string) *crawlerUnderTest {
 	t.Helper()
-	c := &crawlerUnderTest{farm: farm, data: data, config: cfg, stderr: &e2eBuffer{}, stdout: &e2eBuffer{}, done: make(chan int, 1)}
+	c := &crawlerUnderTest{farm: farm, data: data, config: cfg, stderr: &testenv.Buffer{}, stdout: &testenv.Buffer{}, done: make(chan int, 1)}
 	rctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	args := append([]string{"run", "--config", cfg, "--hosts-file", hostsFile, "--data", c.data,

@@ -9,13 +9,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // roleProcess is a trawl role (`trawl multinode`, `trawl node`, ...)
 // running in this process (runMain, real TCP on 127.0.0.1).
 type roleProcess struct {
-	stderr *e2eBuffer
-	stdout *e2eBuffer
+	stderr *testenv.Buffer
+	stdout *testenv.Buffer
 	cancel context.CancelFunc
 	done   chan int
 }
@@ -24,7 +26,7 @@ type roleProcess struct {
 // stdout) matches every pattern; it returns the first submatch of each.
 func startRole(t *testing.T, args []string, patterns ...string) (*roleProcess, []string) {
 	t.Helper()
-	p := &roleProcess{stderr: &e2eBuffer{}, stdout: &e2eBuffer{}, done: make(chan int, 1)}
+	p := &roleProcess{stderr: &testenv.Buffer{}, stdout: &testenv.Buffer{}, done: make(chan int, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	go func() {

@@ -1,7 +1,6 @@
 package cmt
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/trawl/trawl/internal/marshal"
+	"github.com/trawl/trawl/internal/testenv"
 )
 
 // tcpPair returns the two ends of a real TCP connection on 127.0.0.1.
@@ -100,24 +100,6 @@ func recv(t *testing.T, c *Conn) Frame {
 	}
 }
 
-// logBuffer is a concurrency-safe log destination.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestConnPriorityOrder(t *testing.T) {
 	a, b := tcpPair(t)
 	sender := NewConn(a, ConnConfig{Name: "sender"})
@@ -150,7 +132,7 @@ func TestConnPriorityOrder(t *testing.T) {
 
 func TestConnSkipsUnknownAndMalformed(t *testing.T) {
 	raw, b := tcpPair(t)
-	logs := &logBuffer{}
+	logs := &testenv.Buffer{}
 	receiver := NewConn(b, ConnConfig{Name: "peer1", Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	runConn(t, receiver)
 

@@ -1,7 +1,6 @@
 package nodesched
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -18,26 +17,9 @@ import (
 	"github.com/trawl/trawl/internal/diskspace"
 	"github.com/trawl/trawl/internal/diskspace/disktest"
 	"github.com/trawl/trawl/internal/store"
+	"github.com/trawl/trawl/internal/testenv"
 	"github.com/trawl/trawl/internal/webfarm"
 )
-
-// lockedBuf is a log buffer safe for concurrent use.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestCrawlPausesOnFullDisk crawls a 60-page site with the crawl store on a
 // 64 MiB tmpfs. After ten pages the site holds its answers while the test
@@ -68,7 +50,7 @@ func TestCrawlPausesOnFullDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuf
+	var logs testenv.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	guard := diskspace.NewGuard(diskspace.Config{Dir: fs, Low: 8 << 20, High: 16 << 20,
 		Interval: 20 * time.Millisecond, Logger: log, Role: "nodesched"})

@@ -89,6 +89,26 @@ func needGNUSort(t *testing.T) {
 	testenv.Tool(t, "GNU coreutils", "sort")
 }
 
+// sortArgs splits GNU sort's arguments ("-u", "-kPOS") and returns them
+// with the SortOptions they mean, with mem bytes of memory.
+func sortArgs(t *testing.T, keys string, mem int64) ([]string, SortOptions) {
+	t.Helper()
+	args := strings.Fields(keys)
+	opt := SortOptions{Mem: mem}
+	for _, a := range args {
+		if a == "-u" {
+			opt.Unique = true
+			continue
+		}
+		k, err := ParseSortKey(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt.Keys = append(opt.Keys, k)
+	}
+	return args, opt
+}
+
 func TestSortMatchesGNUSort(t *testing.T) {
 	needGNUSort(t)
 	dir := t.TempDir()
@@ -97,21 +117,9 @@ func TestSortMatchesGNUSort(t *testing.T) {
 	genTable(t, in2, 5000, 2)
 	for _, keys := range []string{"", "-k1,1", "-k2,2n", "-k2,2nr", "-k1,1r -k3", "-k2,3", "-u -k1,1", "-u"} {
 		t.Run(keys, func(t *testing.T) {
-			args := strings.Fields(keys)
 			out := filepath.Join(dir, "out")
 			// 64 KiB of memory: the sort spills dozens of runs.
-			opt := SortOptions{Mem: 64 << 10}
-			for _, a := range args {
-				if a == "-u" {
-					opt.Unique = true
-					continue
-				}
-				k, err := ParseSortKey(a)
-				if err != nil {
-					t.Fatal(err)
-				}
-				opt.Keys = append(opt.Keys, k)
-			}
+			args, opt := sortArgs(t, keys, 64<<10)
 			if err := Sort(context.Background(), []string{in1, in2}, out, opt); err != nil {
 				t.Fatal(err)
 			}
@@ -268,19 +276,7 @@ func TestSortKeyPrefixes(t *testing.T) {
 	}
 	for _, keys := range []string{"", "-k1,1", "-k2,2 -k1,1", "-k1,1r -k2", "-u -k2,2", "-k1,2"} {
 		for _, mem := range []int64{16 << 10, 200 << 20} {
-			args := strings.Fields(keys)
-			opt := SortOptions{Mem: mem}
-			for _, a := range args {
-				if a == "-u" {
-					opt.Unique = true
-					continue
-				}
-				k, err := ParseSortKey(a)
-				if err != nil {
-					t.Fatal(err)
-				}
-				opt.Keys = append(opt.Keys, k)
-			}
+			args, opt := sortArgs(t, keys, mem)
 			out := filepath.Join(dir, "out")
 			if err := Sort(context.Background(), []string{in}, out, opt); err != nil {
 				t.Fatal(err)
