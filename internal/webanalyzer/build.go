@@ -15,6 +15,7 @@ const (
 	OutSiteRank = "siterank.final" // URLHASH-or-"site://SITE" SITERANK
 	OutAnchors  = "anchors.final"  // TO TO-RANK LAFREQ LARANK AFREQ ARANK ANCHORTEXT
 	OutLinks    = "links.final"    // FROM TO ANCHORTEXT: the normalized links, sorted by FROM
+	OutInter    = "inter.final"    // FROM TO ANCHORTEXT: those between sites, sorted by FROM
 )
 
 // Compacted returns the name of the compacted form of an input table, as a
@@ -80,7 +81,7 @@ func (o *BuildOptions) defaults() {
 
 // Kept lists the files a build keeps on worker 0.
 func Kept() []string {
-	out := []string{OutRank, OutSiteRank, OutAnchors, OutLinks}
+	out := []string{OutRank, OutSiteRank, OutAnchors, OutInter, OutLinks}
 	for _, t := range StateTables {
 		out = append(out, Compacted(t))
 	}
@@ -136,13 +137,24 @@ func BuildFile(o BuildOptions) (string, int, error) {
 				fmt.Fprintf(&w.b, "file old.%s 0\n", t)
 			}
 		}
+		if o.Incremental {
+			fmt.Fprintf(&w.b, "file old.%s 0\n", OutLinks)
+		}
 	} else {
 		for _, f := range []string{OutLinks, Compacted(TableNoLinks), Compacted(TableSiteMap)} {
 			fmt.Fprintf(&w.b, "file %s 0\n", f)
 		}
+		if o.Incremental {
+			for _, f := range []string{OutLinks, TableSiteMap} {
+				fmt.Fprintf(&w.b, "file old.%s 0\n", f)
+			}
+		}
 		if o.Stage == StageReuseRank {
 			fmt.Fprintf(&w.b, "file %s 0\n", OutRank)
 		}
+	}
+	if o.Incremental && rest {
+		fmt.Fprintf(&w.b, "file old.%s 0\n", OutInter)
 	}
 	for _, k := range Kept() {
 		isState := k == OutLinks || strings.HasPrefix(k, "c.")
@@ -211,15 +223,29 @@ func (w *buildWriter) compact(o BuildOptions) {
 		w.target("compact_"+t, []string{t + ".n", "old." + t}, []string{Compacted(t)},
 			fmt.Sprintf("sort %s -m -u -k1,1 %s.n old.%s -o %s", w.sort, t, t, Compacted(t)))
 	}
-	// Normalization through the equivalence classes.
-	w.target("links_by_to", []string{Compacted(TableLinks)}, []string{"lbt.0"},
-		"reduce -i c.links.0:5:1 -o lbt:0:1 -l wamakefileutils.compact_links")
+	// Normalization through the equivalence classes: of every page in a
+	// full run, of the pages whose part changed in an incremental one.
+	links := Compacted(TableLinks)
+	if o.Incremental {
+		links = "lt.0"
+		w.target("links_delta", []string{"old." + TableLinks, Compacted(TableLinks), "old." + TableURIEq, Compacted(TableURIEq), "old." + OutLinks},
+			[]string{"lt.0", "lfk.0"}, fmt.Sprintf("pythontasks webanalyzer.links_delta old.%s %s old.%s %s old.%s lt.0 lfk.0",
+				TableLinks, Compacted(TableLinks), TableURIEq, Compacted(TableURIEq), OutLinks))
+	}
+	w.target("links_by_to", []string{links}, []string{"lbt.0"},
+		"reduce -i "+links+":5:1 -o lbt:0:1 -l wamakefileutils.compact_links")
 	w.sortT("sort_links_by_to", "-k2,2", []string{"lbt.0"}, "lbt.s")
 	w.target("urieq_by_class", []string{Compacted(TableURIEq)}, []string{"ubc.0"},
 		"reduce -i c.urieq.0:3:2 -o ubc:0:1 -l wamakefileutils.urieq_by_class_prep")
 	w.target("normalize_link", []string{"lbt.s", "ubc.0"}, []string{"lnorm.0"},
 		"merge -i lbt.s:3:2 -i ubc.0:2:2 -o lnorm:0:1 -l wamakefileutils.normalize_link")
-	w.sortT("sort_links_norm", "-k1,1", []string{"lnorm.0"}, OutLinks)
+	if !o.Incremental {
+		w.sortT("sort_links_norm", "-k1,1", []string{"lnorm.0"}, OutLinks)
+		return
+	}
+	w.sortT("sort_links_norm", "-k1,1", []string{"lnorm.0"}, "lnorm.s")
+	w.target("links_final", []string{"lfk.0", "lnorm.s"}, []string{OutLinks},
+		fmt.Sprintf("sort %s -m -k1,1 lfk.0 lnorm.s -o %s", w.sort, OutLinks))
 }
 
 // rank adds the static rank (unless reused), the site rank and the anchor
@@ -228,7 +254,7 @@ func (w *buildWriter) rank(o BuildOptions, fv string) {
 	if o.Stage != StageReuseRank {
 		w.staticRank(o, fv)
 	}
-	w.siteAndAnchors()
+	w.siteAndAnchors(o)
 }
 
 // staticRank adds the static rank iteration (rank.final).
@@ -252,22 +278,37 @@ func (w *buildWriter) staticRank(o BuildOptions, fv string) {
 }
 
 // siteAndAnchors adds the site rank and the anchor text.
-func (w *buildWriter) siteAndAnchors() {
+func (w *buildWriter) siteAndAnchors(o BuildOptions) {
 	// Site rank.
 	w.target("parse_site", []string{OutRank, Compacted(TableSiteMap)}, []string{"rbs.0"},
 		fmt.Sprintf("merge -i %s:3:1 -i c.sitemap.0:2:1 -o rbs:1:1 -l wamakefileutils.parse_site", OutRank))
 	w.sortT("sort_rank_by_site", "-k1,1", []string{"rbs.0"}, "rbs.s")
 	w.target("do_siterank", []string{"rbs.s"}, []string{"sr.0"}, "reduce -i rbs.s:3:1 -o sr:0:1 -l wamakefileutils.do_siterank")
 	w.sortT("siterank_final", "-k1,1", []string{"sr.0"}, OutSiteRank)
-	// Anchor text: the links between sites, with the ranks of their ends.
-	w.target("merge_fromsite", []string{OutLinks, Compacted(TableSiteMap)}, []string{"lfs.0"},
-		"merge -i "+OutLinks+":3:1 -i c.sitemap.0:2:1 -o lfs:0:1 -l wamakefileutils.compact_links_and_merge_fromsite -r")
+	// Anchor text: the links between sites (of every page in a full run,
+	// of the pages whose part changed in an incremental one), with the
+	// ranks of their ends.
+	links := OutLinks
+	if o.Incremental {
+		links = "li.0"
+		w.target("inter_delta", []string{"old." + OutLinks, OutLinks, "old." + TableSiteMap, Compacted(TableSiteMap), "old." + OutInter},
+			[]string{"li.0", "ik.0"}, fmt.Sprintf("pythontasks webanalyzer.inter_delta old.%s %s old.%s %s old.%s li.0 ik.0",
+				OutLinks, OutLinks, TableSiteMap, Compacted(TableSiteMap), OutInter))
+	}
+	w.target("merge_fromsite", []string{links, Compacted(TableSiteMap)}, []string{"lfs.0"},
+		"merge -i "+links+":3:1 -i c.sitemap.0:2:1 -o lfs:0:1 -l wamakefileutils.compact_links_and_merge_fromsite -r")
 	w.sortT("sort_fromsite", "-k3,3", []string{"lfs.0"}, "lfs.s")
 	w.target("filter_intra", []string{"lfs.s", Compacted(TableSiteMap)}, []string{"inter.0"},
 		"merge -i lfs.s:4:3 -i c.sitemap.0:2:1 -o inter:0:1 -l wamakefileutils.filter_intra_and_merge_tosite")
-	w.sortT("sort_inter", "-k1,1", []string{"inter.0"}, "inter.s")
-	w.target("merge_in_rank", []string{"inter.s", OutRank}, []string{"lwr.0"},
-		fmt.Sprintf("merge -i inter.s:3:1 -i %s:3:1 -o lwr:0:1 -l wamakefileutils.merge_in_rank -r", OutRank))
+	if o.Incremental {
+		w.sortT("sort_inter", "-k1,1", []string{"inter.0"}, "inter.s")
+		w.target("inter_final", []string{"ik.0", "inter.s"}, []string{OutInter},
+			fmt.Sprintf("sort %s -m -k1,1 ik.0 inter.s -o %s", w.sort, OutInter))
+	} else {
+		w.sortT("sort_inter", "-k1,1", []string{"inter.0"}, OutInter)
+	}
+	w.target("merge_in_rank", []string{OutInter, OutRank}, []string{"lwr.0"},
+		fmt.Sprintf("merge -i %s:3:1 -i %s:3:1 -o lwr:0:1 -l wamakefileutils.merge_in_rank -r", OutInter, OutRank))
 	w.sortT("sort_by_anchor", "-k4,4", []string{"lwr.0"}, "lwr.s")
 	w.target("anchor_weight", []string{"lwr.s"}, []string{"af.0"}, "reduce -i lwr.s:4:4 -o af:0:1 -l wamakefileutils.anchor_weight")
 	w.target("extend_with_freqs", []string{"lwr.s", "af.0"}, []string{"lwf.0"},

@@ -57,7 +57,8 @@
 // above a value it already had (the start of the first cycle is no end).
 // Runs are one at a time; a cycle that ends during a run is analysed by
 // the next one, which sees its changes too. The first run is full, later
-// ones incremental. With on and --once it runs once, when the crawl is
+// ones incremental (a run whose state lacks a kept table, such as a
+// state written before inter.final was kept, is full again). With on and --once it runs once, when the crawl is
 // complete, before the summary. The crawl's only collection is analysed
 // (a run fails, and says so on the status page, when there are several).
 // Progress lines go to the log at info level ("webanalyzer: ..."); the
@@ -116,16 +117,19 @@
 //     previous run's c.<table>.0, which compaction leaves sorted the way
 //     the merge needs (the kill table, one record per page, is sorted
 //     whole); compaction then yields the tables a full dump would, byte
-//     for byte, since the table engine's order is total. Everything after
-//     compaction is global: a link that changed moves the ranks of every
-//     page it reaches, and the site ranks and anchor weights with them, so
-//     an incremental run computes steps 2 to 5 over the whole compacted
-//     graph, the rank iteration from rank 1 for the configured rounds, and
-//     its tables equal a full run's byte for byte. What it skips is the
-//     full dump (reading and parsing every stored page), the sorts of the
-//     old tables and, when the graph did not change, the iteration (and,
-//     when the site map did not either, the site and anchor steps; see
-//     Stages above). Warm starts are not done: starting the iteration from
+//     for byte, since the table engine's order is total. The intermediates
+//     that are a function of each page's own records are updated by delta
+//     (below); what depends on the ranks is global: a link that changed
+//     moves the ranks of every page it reaches, and the site ranks and
+//     anchor weights with them, so an incremental run iterates the rank
+//     from rank 1 for the configured rounds over the whole graph and
+//     computes steps 4 and 5 from it, and its tables equal a full run's
+//     byte for byte. What it skips is the full dump (reading and parsing
+//     every stored page), the sorts of the old tables, the normalization
+//     and the inter-site link selection of the pages that did not change
+//     and, when the graph did not change, the iteration (and, when the
+//     site map did not either, the site and anchor steps; see Stages
+//     above). Warm starts are not done: starting the iteration from
 //     the previous run's ranks and stopping at a tolerance gives ranks that
 //     differ from a full run's in their last digits, and printing them
 //     rounded to well above the tolerance makes the tables equal only
@@ -141,7 +145,14 @@
 //     merges the links (by TO) with it (by MEMBER): a link to a duplicate
 //     or a redirect points at the representative instead (one level:
 //     a representative that is itself a member is not followed further).
-//     The result, sorted by FROM, is kept as links.final.
+//     The result, sorted by FROM, is kept as links.final. An incremental
+//     run normalizes only the touched pages (webanalyzer.links_delta,
+//     delta.go): those whose compacted link records differ from the last
+//     run's c.links.0 and those with a link to a member whose equivalence
+//     records differ from the last c.urieq.0. Their new records go through
+//     the same functions, and sort -m merges them with the last
+//     links.final less the touched pages' records: a page's normalized
+//     links depend on nothing else, so the bytes are a full run's.
 //  3. Static rank. extract_links gives FROM TO COUNT (COUNT the page's
 //     number of links); initial_rank gives "URLHASH 1 D" for every end of
 //     a link, webanalyzer.rank_one the same for the pages without links;
@@ -178,7 +189,11 @@
 //     graph's rank, which does not reward a site for having few pages.
 //  5. Anchor text, over the links between different sites only
 //     (compact_links_and_merge_fromsite, then filter_intra_and_merge_tosite
-//     drops the links whose ends share a site): merge_in_rank adds the
+//     drops the links whose ends share a site; kept, sorted by FROM, as
+//     inter.final, which an incremental run updates by delta as links.final
+//     is, webanalyzer.inter_delta touching the pages whose normalized links
+//     differ and those with a link whose end's site map record differs):
+//     merge_in_rank adds the
 //     source's rank; anchor_weight gives each text its frequency AFREQ and
 //     the sum of its sources' ranks ARANK over the whole graph;
 //     extend_link_with_freqs and reduce_anchor_and_add_rank give, per

@@ -24,6 +24,8 @@ func Register(reg *table.Registry) {
 	}
 	reg.RegisterTask("wamakefileutils.compare_links_and_nolinks", compareLinksAndNoLinks)
 	reg.RegisterTask("webanalyzer.static_rank", staticRankTask)
+	reg.RegisterTask("webanalyzer.links_delta", linksDeltaTask)
+	reg.RegisterTask("webanalyzer.inter_delta", interDeltaTask)
 	m("wamakefileutils.logcompact_links", logcompact(4))
 	m("wamakefileutils.logcompact_no_links", logcompact(2))
 	m("wamakefileutils.logcompact_eqrepr", logcompact(2))

@@ -116,6 +116,12 @@ func testRounds() (rounds, parts int) {
 func testRun(t *testing.T, data string, now time.Time, full bool, workers int) (RunStats, time.Duration) {
 	t.Helper()
 	self, err := os.Executable()
+	// TRAWL_WA_SELF names a program to run the table programs with
+	// instead of this binary: a wrapper that times each one (per-target
+	// CPU, docs/benchmarks.md).
+	if s := os.Getenv("TRAWL_WA_SELF"); s != "" {
+		self = s
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -296,27 +296,7 @@ func eachLine(path string, fn func([]byte) bool) error {
 // writeRecords writes records, one a line, to path (through a temporary
 // file, so that path appears only complete).
 func writeRecords(path string, recs [][]byte) error {
-	tmp := path + ".tmp"
-	fh, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("webanalyzer: %w", err)
-	}
-	w := bufio.NewWriterSize(fh, 1<<16)
-	for _, r := range recs {
-		w.Write(r)
-		w.WriteByte('\n')
-	}
-	if err := w.Flush(); err != nil {
-		fh.Close()
-		return fmt.Errorf("webanalyzer: %w", err)
-	}
-	if err := fh.Close(); err != nil {
-		return fmt.Errorf("webanalyzer: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("webanalyzer: %w", err)
-	}
-	return nil
+	return writeTo(path, func(w *bufio.Writer) error { return writeLines(w, recs) })
 }
 
 // numericRank is the iteration on numbers: what the rounds compute when

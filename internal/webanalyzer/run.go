@@ -200,6 +200,14 @@ func Run(ctx context.Context, o RunOptions) (RunStats, error) {
 			}
 		}
 	}
+	if rs.Incremental {
+		// The rank-independent intermediates, updated by delta.
+		for _, f := range []string{OutLinks, OutInter} {
+			if err := linkOrCopy(filepath.Join(state, f), filepath.Join(w0, "old."+f)); err != nil {
+				return rs, err
+			}
+		}
+	}
 	if o.Builder == nil {
 		return rs, errors.New("webanalyzer: no Builder to run the build with")
 	}
@@ -255,7 +263,7 @@ func Run(ctx context.Context, o RunOptions) (RunStats, error) {
 	if rs.OutputsReused {
 		// Site rank and anchor text are functions of links.final, the
 		// static rank and the compacted site map, all the last run's.
-		for _, f := range []string{OutSiteRank, OutAnchors} {
+		for _, f := range []string{OutSiteRank, OutAnchors, OutInter} {
 			if err := linkOrCopy(filepath.Join(state, f), filepath.Join(w0, f)); err != nil {
 				return rs, err
 			}
