@@ -108,8 +108,10 @@
 //     answer #error (or log, for cd) otherwise.
 //   - shell: "#shell #umask=54 <id> cmd /C <command> [args]"; the umask and
 //     "cmd /C" are ignored as the spec says (merge.pyc's "umask=54" without
-//     '#' is accepted). Without --allow-shell only the table programs run, as
-//     "trawl table ..." children: jsort2.exe (and jsort2) -> sort, "cobra
+//     '#' is accepted). Without --allow-shell only the table programs run,
+//     in table servers ("trawl table serve" children that run one program
+//     after another, so that a program does not pay the binary's start:
+//     tableserver.go): jsort2.exe (and jsort2) -> sort, "cobra
 //     <path>\merge.pyc" -> merge, reduce.pyc -> reduce, split.pyc -> split,
 //     pythontasks.pyc -> pythontasks (see internal/table); their arguments
 //     are variable-expanded, '\' becomes '/', and none may leave the
@@ -119,7 +121,9 @@
 //     stdout and stderr (the first MiB of each) are relayed as #stdout and
 //     #stderr before #finish; #stderr is sent only when the child wrote to
 //     stderr, since a master takes it as failure (3.2.5.7). The slot carries
-//     the child's PID, the finish its exit code.
+//     the child's PID, the finish its exit code. A table program's slot
+//     carries its server's PID, its #stderr is the program's error, its
+//     exit code 1 when it failed; killing the task kills its server.
 //   - remove-files: "#remove-files <id> [inputdir=<dir>] <file>..." (also
 //     #inputdir= as a named argument); a missing file is not an error. On
 //     POSIX unlinking a name never changes another hard link's mode, which

@@ -23,8 +23,8 @@ import (
 // Executor runs a worker machine's jobs: child processes, transfers and
 // file operations. It is the worker's loop.Worker.
 type Executor struct {
-	// Self is the trawl binary, run as "trawl table ..." for the table
-	// programs.
+	// Self is the trawl binary, run as "trawl table serve" for the table
+	// programs (tableserver.go).
 	Self string
 	// ListenHost is the address netsink listeners bind to ("" for all).
 	ListenHost string
@@ -47,6 +47,8 @@ type Executor struct {
 	cut     atomic.Bool
 	mu      sync.Mutex
 	handles map[TaskKey]*handle
+	idle    []*tableServer
+	closed  bool
 }
 
 type handle struct {
@@ -59,6 +61,9 @@ type handle struct {
 	listener interface{ Close() error }
 	conn     interface{ Close() error }
 	cancel   context.CancelFunc
+	// server runs the task's table program (served), if it runs in one.
+	server *tableServer
+	served *serverTask
 	// progress counts the bytes of the task's transfer that crossed the
 	// channel so far (read by JobProgress while it runs).
 	progress atomic.Int64
@@ -87,6 +92,9 @@ func (h *handle) abort() {
 	if h.cmd != nil && h.cmd.Process != nil {
 		// The child leads its own process group: kill the group.
 		_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	if h.server != nil {
+		h.server.kill()
 	}
 	if h.listener != nil {
 		h.listener.Close()
@@ -217,6 +225,9 @@ func (e *Executor) shellStart(j JobShellStart) (any, error) {
 	name := j.Argv[0]
 	args := j.Argv[1:]
 	if name == "table" {
+		if e.Self != "" {
+			return e.shellStartServed(h, j.Dir, j.Argv)
+		}
 		name, args = e.Self, j.Argv
 	}
 	cmd := exec.Command(name, args...)
@@ -243,8 +254,11 @@ func (e *Executor) shellStart(j JobShellStart) (any, error) {
 func (e *Executor) shellWait(j JobShellWait) (any, error) {
 	h := e.handle(j.Key)
 	h.mu.Lock()
-	cmd := h.cmd
+	cmd, served := h.cmd, h.served
 	h.mu.Unlock()
+	if served != nil {
+		return e.shellWaitServed(served)
+	}
 	if cmd == nil {
 		return nil, errAborted
 	}

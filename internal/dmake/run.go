@@ -118,6 +118,7 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 		tick = o.DiskCheck
 	}
 	ex := &Executor{Self: self, ListenHost: host, FreeSpace: o.FreeSpace, CutTransfer: o.CutTransfer, Throttle: o.Throttle, TLS: o.TLS}
+	defer ex.Close()
 	d := loop.New(loop.Config[Message]{
 		Name: "dmake worker", Machine: m, Logger: log,
 		Listeners: map[string]loop.Listener[Message]{"master": loop.NetListener[Message](ln, Codec{}, loop.StreamConfig{})},

@@ -3,12 +3,13 @@ package table
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 )
 
 // Main runs one table program with its command-line arguments, in the
 // spec's syntax (see the package comment): args[0] is sort, split, merge,
-// reduce or pythontasks.
+// reduce or pythontasks; or serve (Serve, on stdin and stdout).
 func Main(ctx context.Context, args []string, reg *Registry) error {
 	if len(args) == 0 {
 		return fmt.Errorf("table: usage: table sort|split|merge|reduce|pythontasks ARGS")
@@ -23,6 +24,8 @@ func Main(ctx context.Context, args []string, reg *Registry) error {
 		return mainMerge(ctx, rest, reg)
 	case "reduce":
 		return mainReduce(ctx, rest, reg)
+	case "serve":
+		return Serve(ctx, os.Stdin, os.Stdout, reg)
 	case "pythontasks":
 		if len(rest) == 0 {
 			return fmt.Errorf("table: pythontasks needs a function name")

@@ -25,7 +25,8 @@ func runCommand(ctx context.Context, env *cli.Env, args []string, register func(
 			"  split IN (-o PREFIX:KEY:N)... [--splitfunction2 F]               (split.pyc)\n"+
 			"  merge (-i FILE:COLS:KEY){2,3} -o PREFIX:KEY:N -l F [-r]          (merge.pyc)\n"+
 			"  reduce -i FILE:COLS:KEY -o PREFIX:KEY:N [-l F] [--funcvars=V]    (reduce.pyc)\n"+
-			"  pythontasks F ARGS...                                            (pythontasks.pyc)\n")
+			"  pythontasks F ARGS...                                            (pythontasks.pyc)\n"+
+			"  serve      one program after another, as JSON lines on stdin  (for dmake workers)\n")
 		if len(args) == 0 {
 			return cli.ErrUsage
 		}

@@ -1,0 +1,74 @@
+package table
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+)
+
+// ServeRequest is one table program for Serve: its arguments (Main's) and
+// the directory it runs in.
+type ServeRequest struct {
+	Dir  string
+	Args []string
+}
+
+// ServeReply is Serve's answer to a request: the program's error ("" when
+// it succeeded); Fatal says the server ends after it (the program
+// panicked).
+type ServeReply struct {
+	Err   string
+	Fatal bool
+}
+
+// Serve is "trawl table serve": it runs table programs one at a time, each
+// a JSON ServeRequest line read from in and answered by a ServeReply line
+// on out, until in ends. A dmake worker keeps such servers instead of
+// starting a process per table program: the trawl binary takes about 15 ms
+// of CPU to start (its packages' initialization), as much as a small
+// table program's work. The programs read no environment and write
+// nothing on stdout, so one process can run them in turn; each runs in its
+// request's directory (the server changes into it), and the memory a
+// program held is returned to the system before the next one.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, reg *Registry) error {
+	dec, enc := json.NewDecoder(in), json.NewEncoder(out)
+	for {
+		var req ServeRequest
+		if err := dec.Decode(&req); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("table: serve: %w", err)
+		}
+		rep := serveOne(ctx, req, reg)
+		if err := enc.Encode(rep); err != nil {
+			return fmt.Errorf("table: serve: %w", err)
+		}
+		if rep.Fatal {
+			return errors.New(rep.Err)
+		}
+		debug.FreeOSMemory()
+	}
+}
+
+func serveOne(ctx context.Context, req ServeRequest, reg *Registry) (rep ServeReply) {
+	defer func() {
+		if r := recover(); r != nil {
+			rep = ServeReply{Err: fmt.Sprintf("table: %v: panic: %v\n%s", req.Args, r, debug.Stack()), Fatal: true}
+		}
+	}()
+	if len(req.Args) > 0 && req.Args[0] == "serve" {
+		return ServeReply{Err: "table: serve: a server does not serve itself"}
+	}
+	if err := os.Chdir(req.Dir); err != nil {
+		return ServeReply{Err: fmt.Sprintf("table: %v", err)}
+	}
+	if err := Main(ctx, req.Args, reg); err != nil {
+		return ServeReply{Err: err.Error()}
+	}
+	return ServeReply{}
+}
