@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 )
 
@@ -33,7 +34,8 @@ type ServeReply struct {
 // table program's work. The programs read no environment and write
 // nothing on stdout, so one process can run them in turn; each runs in its
 // request's directory (the server changes into it), and the memory a
-// program held is returned to the system before the next one.
+// program held beyond 64 MiB is returned to the system before the next
+// one.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, reg *Registry) error {
 	dec, enc := json.NewDecoder(in), json.NewEncoder(out)
 	for {
@@ -51,6 +53,22 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, reg *Registry) erro
 		if rep.Fatal {
 			return errors.New(rep.Err)
 		}
+		releaseMemory()
+	}
+}
+
+// releaseKeep is the heap a server keeps between programs; beyond it
+// (after a large sort), the memory goes back to the system at once.
+const releaseKeep = 64 << 20
+
+// releaseMemory returns the heap beyond releaseKeep to the system. Below
+// it the runtime's own scavenger does, in the background: freeing after
+// every program made the next one fault its pages in again (about a fifth
+// of the CPU of an incremental web analyzer run's small programs).
+func releaseMemory() {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if ms.HeapSys-ms.HeapReleased > releaseKeep {
 		debug.FreeOSMemory()
 	}
 }
