@@ -34,7 +34,7 @@ type ServeReply struct {
 // table program's work. The programs read no environment and write
 // nothing on stdout, so one process can run them in turn; each runs in its
 // request's directory (the server changes into it), and the memory a
-// program held beyond 64 MiB is returned to the system before the next
+// program held beyond 16 MiB is returned to the system before the next
 // one.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, reg *Registry) error {
 	dec, enc := json.NewDecoder(in), json.NewEncoder(out)
@@ -57,9 +57,10 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, reg *Registry) erro
 	}
 }
 
-// releaseKeep is the heap a server keeps between programs; beyond it
+// releaseKeep is the heap a server keeps between programs (what a merge
+// or a reduce needs); beyond it
 // (after a large sort), the memory goes back to the system at once.
-const releaseKeep = 64 << 20
+const releaseKeep = 16 << 20
 
 // releaseMemory returns the heap beyond releaseKeep to the system. Below
 // it the runtime's own scavenger does, in the background: freeing after
