@@ -111,7 +111,8 @@ func (d *docCounts) count(collection string, scan func() (int, error)) (int64, e
 
 // track records in bd that the batch makes member (the key of space sp in
 // collection) exist or not, for the counts of d; it reads the store only
-// for a collection whose count d keeps.
+// for a collection whose count d keeps, and not when the caller knows the
+// key is absent from the store (absent: the checksum filter said so).
 func (b *Batch) track(d *docCounts, bd *batchDocs, sp Space, collection, member string, exists, absent bool) error {
 	if !d.tracked(collection) {
 		return nil
