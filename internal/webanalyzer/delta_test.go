@@ -168,41 +168,56 @@ func readLinesFile(t *testing.T, p string) []string {
 
 func TestDeltaTasksEqualFullComputation(t *testing.T) {
 	for seed := int64(1); seed <= 200; seed++ {
-		rng := rand.New(rand.NewSource(seed))
-		keys := 8 + rng.Intn(60)
-		dir := t.TempDir()
-		links0 := randomLinks(rng, keys, nil)
-		eq0 := randomEq(rng, keys, nil)
-		links1 := randomLinks(rng, keys, links0)
-		eq1 := randomEq(rng, keys, eq0)
-		final0, final1 := refNormalize(links0, eq0), refNormalize(links1, eq1)
-		w := func(name string, l []string) string { return writeLinesFile(t, dir, name, l) }
-		err := linksDeltaTask([]string{w("old.links", links0), w("c.links.0", links1), w("old.urieq", eq0),
-			w("c.urieq.0", eq1), w("old.links.final", final0), filepath.Join(dir, "lt.0"), filepath.Join(dir, "lfk.0")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		touched := readLinesFile(t, filepath.Join(dir, "lt.0"))
-		got := append(readLinesFile(t, filepath.Join(dir, "lfk.0")), refNormalize(touched, eq1)...)
-		slices.Sort(got)
-		if !slices.Equal(got, final1) {
-			t.Fatalf("seed %d: links.final by delta\n%q\nwant\n%q", seed, got, final1)
-		}
+		checkDelta(t, seed)
+	}
+}
 
-		sm0 := randomSitemap(rng, keys, nil)
-		sm1 := randomSitemap(rng, keys, sm0)
-		inter0, inter1 := refInter(final0, sitemapLines(sm0)), refInter(final1, sitemapLines(sm1))
-		err = interDeltaTask([]string{w("old.links.final", final0), w("links.final", final1), w("old.sitemap", sitemapLines(sm0)),
-			w("c.sitemap.0", sitemapLines(sm1)), w("old.inter.final", inter0), filepath.Join(dir, "li.0"), filepath.Join(dir, "ik.0")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		touchedI := readLinesFile(t, filepath.Join(dir, "li.0"))
-		gotI := append(readLinesFile(t, filepath.Join(dir, "ik.0")), refInter(touchedI, sitemapLines(sm1))...)
-		slices.Sort(gotI)
-		if !slices.Equal(gotI, inter1) {
-			t.Fatalf("seed %d: inter.final by delta\n%q\nwant\n%q", seed, gotI, inter1)
-		}
+// FuzzDeltaTasks is TestDeltaTasksEqualFullComputation on the tables of
+// any seed.
+func FuzzDeltaTasks(f *testing.F) {
+	for _, seed := range []int64{1, 20, 77} {
+		f.Add(seed)
+	}
+	f.Fuzz(checkDelta)
+}
+
+// checkDelta draws old and new tables from seed and checks both delta
+// tasks against the reference computations.
+func checkDelta(t *testing.T, seed int64) {
+	rng := rand.New(rand.NewSource(seed))
+	keys := 8 + rng.Intn(60)
+	dir := t.TempDir()
+	links0 := randomLinks(rng, keys, nil)
+	eq0 := randomEq(rng, keys, nil)
+	links1 := randomLinks(rng, keys, links0)
+	eq1 := randomEq(rng, keys, eq0)
+	final0, final1 := refNormalize(links0, eq0), refNormalize(links1, eq1)
+	w := func(name string, l []string) string { return writeLinesFile(t, dir, name, l) }
+	err := linksDeltaTask([]string{w("old.links", links0), w("c.links.0", links1), w("old.urieq", eq0),
+		w("c.urieq.0", eq1), w("old.links.final", final0), filepath.Join(dir, "lt.0"), filepath.Join(dir, "lfk.0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	touched := readLinesFile(t, filepath.Join(dir, "lt.0"))
+	got := append(readLinesFile(t, filepath.Join(dir, "lfk.0")), refNormalize(touched, eq1)...)
+	slices.Sort(got)
+	if !slices.Equal(got, final1) {
+		t.Fatalf("seed %d: links.final by delta\n%q\nwant\n%q", seed, got, final1)
+	}
+
+	sm0 := randomSitemap(rng, keys, nil)
+	sm1 := randomSitemap(rng, keys, sm0)
+	inter0, inter1 := refInter(final0, sitemapLines(sm0)), refInter(final1, sitemapLines(sm1))
+	err = interDeltaTask([]string{w("old.links.final", final0), w("links.final", final1), w("old.sitemap", sitemapLines(sm0)),
+		w("c.sitemap.0", sitemapLines(sm1)), w("old.inter.final", inter0), filepath.Join(dir, "li.0"), filepath.Join(dir, "ik.0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	touchedI := readLinesFile(t, filepath.Join(dir, "li.0"))
+	gotI := append(readLinesFile(t, filepath.Join(dir, "ik.0")), refInter(touchedI, sitemapLines(sm1))...)
+	slices.Sort(gotI)
+	if !slices.Equal(gotI, inter1) {
+		t.Fatalf("seed %d: inter.final by delta\n%q\nwant\n%q", seed, gotI, inter1)
 	}
 }
 
