@@ -3,9 +3,12 @@ package webanalyzer
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
-	"io"
 	"os"
+	"path/filepath"
+
+	"github.com/trawl/trawl/internal/table"
 )
 
 // The delta tasks of an incremental run (doc.go, "Incremental runs"): the
@@ -26,41 +29,7 @@ import (
 // records (c.links' order), KEPT the last links.final without the touched
 // pages.
 func linksDeltaTask(a []string) error {
-	if len(a) != 7 {
-		return fmt.Errorf("webanalyzer: links_delta: want OLDLINKS NEWLINKS OLDURIEQ NEWURIEQ OLDFINAL TOUCHED KEPT, got %d parameters", len(a))
-	}
-	members := map[string]bool{}
-	err := diffAllGroups(a[2], a[3], 2, func(key []byte, _ [][]byte, differ bool) error {
-		if differ {
-			members[string(key)] = true
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	touched := map[string]bool{}
-	err = writeTo(a[5], func(w *bufio.Writer) error {
-		return diffAllGroups(a[0], a[1], 1, func(key []byte, cur [][]byte, differ bool) error {
-			if !differ {
-				for _, r := range cur {
-					if members[string(f(r, 2))] {
-						differ = true
-						break
-					}
-				}
-			}
-			if !differ {
-				return nil
-			}
-			touched[string(key)] = true
-			return writeLines(w, cur)
-		})
-	})
-	if err != nil {
-		return err
-	}
-	return filterOut(a[4], a[6], 1, touched)
+	return deltaTask("links_delta", "OLDLINKS NEWLINKS OLDURIEQ NEWURIEQ OLDFINAL TOUCHED KEPT", a, 2, 2)
 }
 
 // interDeltaTask (webanalyzer.inter_delta OLDFINAL NEWFINAL OLDSITEMAP
@@ -72,13 +41,24 @@ func linksDeltaTask(a []string) error {
 // touched pages' new links.final records, KEPT the last inter.final
 // without the touched pages.
 func interDeltaTask(a []string) error {
+	return deltaTask("inter_delta", "OLDFINAL NEWFINAL OLDSITEMAP NEWSITEMAP OLDINTER TOUCHED KEPT", a, 1, 1, 2)
+}
+
+// deltaTask is both tasks: a[2] and a[3], the last run's and this run's
+// side table (sorted on column sideKey), give the keys whose records
+// differ; a[0] and a[1], the main table (sorted on FROM, column 1), give
+// the touched pages: those whose records differ, or one of whose new
+// records holds one of those keys in a column of hitCols. Their new
+// records go to a[5], a[4] without their records to a[6]. Both walks are
+// table.Merge in reduce mode over the two runs' tables.
+func deltaTask(name, usage string, a []string, sideKey int, hitCols ...int) error {
 	if len(a) != 7 {
-		return fmt.Errorf("webanalyzer: inter_delta: want OLDFINAL NEWFINAL OLDSITEMAP NEWSITEMAP OLDINTER TOUCHED KEPT, got %d parameters", len(a))
+		return fmt.Errorf("webanalyzer: %s: want %s, got %d parameters", name, usage, len(a))
 	}
-	sites := map[string]bool{}
-	err := diffAllGroups(a[2], a[3], 1, func(key []byte, _ [][]byte, differ bool) error {
-		if differ {
-			sites[string(key)] = true
+	changed := map[string]bool{}
+	err := diffTables(a[2], a[3], sideKey, "", func(key []byte, g [][][]byte, _ table.Emit) error {
+		if !sameGroup(g[0], g[1]) {
+			changed[string(key)] = true
 		}
 		return nil
 	})
@@ -86,22 +66,23 @@ func interDeltaTask(a []string) error {
 		return err
 	}
 	touched := map[string]bool{}
-	err = writeTo(a[5], func(w *bufio.Writer) error {
-		return diffAllGroups(a[0], a[1], 1, func(key []byte, cur [][]byte, differ bool) error {
-			if !differ && len(sites) > 0 {
-				for _, r := range cur {
-					if sites[string(f(r, 1))] || sites[string(f(r, 2))] {
-						differ = true
-						break
-					}
-				}
+	err = diffTables(a[0], a[1], 1, a[5], func(key []byte, g [][][]byte, emit table.Emit) error {
+		differ := !sameGroup(g[0], g[1])
+		for _, r := range g[1] {
+			for _, c := range hitCols {
+				differ = differ || changed[string(f(r, c))]
 			}
-			if !differ {
-				return nil
+		}
+		if !differ {
+			return nil
+		}
+		touched[string(key)] = true
+		for _, r := range g[1] {
+			if err := emit(r); err != nil {
+				return err
 			}
-			touched[string(key)] = true
-			return writeLines(w, cur)
-		})
+		}
+		return nil
 	})
 	if err != nil {
 		return err
@@ -109,125 +90,29 @@ func interDeltaTask(a []string) error {
 	return filterOut(a[4], a[6], 1, touched)
 }
 
-// lineGroups reads the runs of consecutive lines with the same key column
-// of a table sorted on that column first (bytewise).
-type lineGroups struct {
-	r    *bufio.Reader
-	f    *os.File
-	col  int
-	name string
-	next []byte // the first line of the next group; nil at the end
-	// slab is where lines are copied to: one allocation for many lines,
-	// never reused, so a line stays valid while it is referenced.
-	slab []byte
-}
-
-func openLineGroups(name string, col int) (*lineGroups, error) {
-	fh, err := os.Open(name)
+// diffTables runs fn over the groups of two tables sorted on column key
+// (table.Merge in reduce mode: old records in g[0], new in g[1]); what fn
+// emits goes to out ("" for nowhere).
+func diffTables(old, cur string, key int, out string, fn table.MergeFunc) error {
+	prefix := out + ".part"
+	if out == "" {
+		tmp, err := os.MkdirTemp(filepath.Dir(cur), ".delta-")
+		if err != nil {
+			return fmt.Errorf("webanalyzer: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		prefix = filepath.Join(tmp, "none")
+	}
+	spec := table.OutputSpec{Prefix: prefix}
+	err := table.Merge(context.Background(), []table.InputSpec{{File: old, Key: key}, {File: cur, Key: key}}, spec, fn, true)
 	if err != nil {
-		return nil, fmt.Errorf("webanalyzer: %w", err)
+		return err
 	}
-	g := &lineGroups{r: bufio.NewReaderSize(fh, 1<<16), f: fh, col: col, name: name}
-	if err := g.advance(); err != nil {
-		fh.Close()
-		return nil, err
-	}
-	return g, nil
-}
-
-func (g *lineGroups) advance() error {
-	for {
-		line, err := g.r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			long := bytes.Clone(line)
-			for err == bufio.ErrBufferFull {
-				line, err = g.r.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("webanalyzer: %s: %w", g.name, err)
-		}
-		line = bytes.TrimSuffix(line, []byte{'\n'})
-		if len(line) > 0 {
-			if cap(g.slab)-len(g.slab) < len(line) {
-				g.slab = make([]byte, 0, max(1<<16, len(line)))
-			}
-			s := len(g.slab)
-			g.slab = append(g.slab, line...)
-			g.next = g.slab[s:len(g.slab):len(g.slab)]
-			return nil
-		}
-		if err == io.EOF {
-			g.next = nil
-			return nil
-		}
-	}
-}
-
-// key is the key of the next group (nil at the end).
-func (g *lineGroups) key() []byte {
-	if g.next == nil {
+	if out == "" {
 		return nil
 	}
-	return f(g.next, g.col)
-}
-
-// group returns the next group's lines.
-func (g *lineGroups) group() ([][]byte, error) {
-	key := g.key()
-	var out [][]byte
-	for g.next != nil && bytes.Equal(f(g.next, g.col), key) {
-		out = append(out, g.next)
-		if err := g.advance(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// diffAllGroups walks two tables sorted on column col in step and calls fn
-// for every key of either, with its lines in the new table (nil when
-// absent) and whether they differ from the old table's.
-func diffAllGroups(oldName, newName string, col int, fn func(key []byte, cur [][]byte, differ bool) error) error {
-	o, err := openLineGroups(oldName, col)
-	if err != nil {
-		return err
-	}
-	defer o.f.Close()
-	n, err := openLineGroups(newName, col)
-	if err != nil {
-		return err
-	}
-	defer n.f.Close()
-	for o.next != nil || n.next != nil {
-		var c int
-		switch {
-		case o.next == nil:
-			c = 1
-		case n.next == nil:
-			c = -1
-		default:
-			c = bytes.Compare(o.key(), n.key())
-		}
-		var key []byte
-		var og, ng [][]byte
-		if c <= 0 {
-			key = o.key()
-			if og, err = o.group(); err != nil {
-				return err
-			}
-		}
-		if c >= 0 {
-			key = n.key()
-			if ng, err = n.group(); err != nil {
-				return err
-			}
-		}
-		if err := fn(key, ng, !sameGroup(og, ng)); err != nil {
-			return err
-		}
+	if err := os.Rename(spec.Name(0), out); err != nil {
+		return fmt.Errorf("webanalyzer: %w", err)
 	}
 	return nil
 }

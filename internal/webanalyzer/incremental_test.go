@@ -116,9 +116,9 @@ func testRounds() (rounds, parts int) {
 func testRun(t *testing.T, data string, now time.Time, full bool, workers int) (RunStats, time.Duration) {
 	t.Helper()
 	self, err := os.Executable()
-	// TRAWL_WA_SELF names a program to run the table programs with
-	// instead of this binary: a wrapper that times each one (per-target
-	// CPU, docs/benchmarks.md).
+	// TRAWL_WA_SELF names a program the workers run instead of this
+	// binary, for "table serve": a wrapper that measures the table
+	// servers (docs/benchmarks.md).
 	if s := os.Getenv("TRAWL_WA_SELF"); s != "" {
 		self = s
 	}
