@@ -222,15 +222,10 @@ func (e *Executor) shellStart(j JobShellStart) (any, error) {
 	if err := os.MkdirAll(j.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	name := j.Argv[0]
-	args := j.Argv[1:]
-	if name == "table" {
-		if e.Self != "" {
-			return e.shellStartServed(h, j.Dir, j.Argv)
-		}
-		name, args = e.Self, j.Argv
+	if j.Argv[0] == "table" {
+		return e.shellStartServed(h, j.Dir, j.Argv)
 	}
-	cmd := exec.Command(name, args...)
+	cmd := exec.Command(j.Argv[0], j.Argv[1:]...)
 	cmd.Dir = j.Dir
 	cmd.Env = j.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -15,7 +15,7 @@ import (
 // A worker runs the table programs ("trawl table ...") in table servers,
 // children running "trawl table serve" (table.Serve) that take one program
 // after another, instead of a process per program: the trawl binary costs
-// about 15 ms of CPU to start, which was a third of an incremental web
+// 15-20 ms of CPU to start, which was a third of an incremental web
 // analyzer run's table programs (docs/benchmarks.md). A server runs one
 // program at a time; the executor keeps the idle ones and starts another
 // when all are busy. To the master nothing changes: the task's pid is the

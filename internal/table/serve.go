@@ -29,7 +29,7 @@ type ServeReply struct {
 // Serve is "trawl table serve": it runs table programs one at a time, each
 // a JSON ServeRequest line read from in and answered by a ServeReply line
 // on out, until in ends. A dmake worker keeps such servers instead of
-// starting a process per table program: the trawl binary takes about 15 ms
+// starting a process per table program: the trawl binary takes 15-20 ms
 // of CPU to start (its packages' initialization), as much as a small
 // table program's work. The programs read no environment and write
 // nothing on stdout, so one process can run them in turn; each runs in its
@@ -58,8 +58,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, reg *Registry) erro
 }
 
 // releaseKeep is the heap a server keeps between programs (what a merge
-// or a reduce needs); beyond it
-// (after a large sort), the memory goes back to the system at once.
+// or a reduce needs); beyond it (after a large sort) the memory goes back
+// to the system at once.
 const releaseKeep = 16 << 20
 
 // releaseMemory returns the heap beyond releaseKeep to the system. Below
