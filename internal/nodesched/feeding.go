@@ -56,9 +56,9 @@ import (
 // CMD_ADM_CONF_REFRESH with REFRESH_COLLECTION or REFRESH_SUBCOLLECTION).
 //
 // Every crawl step records, in its own batch, the anchor text of the links
-// it found under their targets (at most maxAnchors distinct texts per
-// target, the oldest dropped first); a document's operation carries the
-// anchors recorded when it is fed.
+// it found under their targets (feeding_anchors.go); a document's operation
+// carries the anchors recorded when it is fed (at most maxAnchors distinct
+// texts, the oldest dropped first).
 //
 // With duplicate servers the answer (PPDUP_ADD_OK) comes after the step:
 // a new document is fed at once and removed again if it turns out to be a
@@ -198,7 +198,8 @@ func NewFeeding(st *store.Store, cfg FeedConfig, log *slog.Logger) (*Feeding, er
 const (
 	feedOutboxPrefix = "feed/o/"
 	feedMarkPrefix   = "feed/i/"
-	feedAnchorPrefix = "feed/a/"
+	feedAnchorPrefix = "feed/a/" // a target's anchor list (before 2026-11-26, read and migrated)
+	feedPairPrefix   = "feed/A/" // one (target, anchor text) pair a key
 	feedRefeedPrefix = "feed/r/"
 )
 
@@ -534,7 +535,9 @@ func (m *Machine) feedPresent(c *collection, b *store.Batch, rec *store.URIRecor
 		return nil, err
 	}
 	op := docOp(rec, body, flags, fed)
-	op.Anchors = m.anchors(c.s.Name, rec.URI)
+	if op.Anchors, err = m.feedAnchors(c, b, rec.URI); err != nil {
+		return nil, err
+	}
 	if c.s.DSSendLinks {
 		op.Links = docLinks(c.s, rec, body)
 	}
@@ -718,6 +721,9 @@ func targetNamed(t feed.Target, name string) bool {
 // the removals commit with b (which deletes the collection's key spaces).
 func (m *Machine) feedRemoveCollection(name string, b *store.Batch) ([]feed.Operation, error) {
 	if err := b.DeletePrefix(store.SpaceMeta, anchorPrefix(name)); err != nil {
+		return nil, err
+	}
+	if err := b.DeletePrefix(store.SpaceMeta, pairCollPrefix(name)); err != nil {
 		return nil, err
 	}
 	if err := b.DeleteRaw(store.SpaceMeta, refeedKey(name)); err != nil {

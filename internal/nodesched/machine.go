@@ -107,8 +107,10 @@ type Machine struct {
 	// ready are deferred re-extraction jobs released by Complete, served
 	// first by Next.
 	ready []*crawlpipe.Job
-	// stepFeed holds the content operations of the step being committed.
-	stepFeed feedOps
+	// stepFeed holds the content operations of the step being committed;
+	// stepAnchors the anchor pairs it records (feeding_anchors.go).
+	stepFeed    feedOps
+	stepAnchors []uint64
 	// feedPuts and work are the records for the driver (records.go): the
 	// content operations of the staged commits, the uri_dir file work.
 	feedPuts []feedPut
@@ -248,6 +250,11 @@ type collection struct {
 	refeedLoaded bool
 	// lim is the limits mode (limits.go).
 	lim limitState
+	// anchorsSeen are the (target, anchor text) pairs recorded since the
+	// process started; oldAnchors says whether anchor lists of the layout
+	// before pairs exist (oldAnchorsKnown: looked up). feeding_anchors.go.
+	anchorsSeen                 anchorSet
+	oldAnchors, oldAnchorsKnown bool
 }
 
 // NewMachine returns a node scheduler over cfg.Store.

@@ -321,6 +321,7 @@ func (m *Machine) Complete(o *crawlpipe.Outcome, now time.Time) error {
 	if err := m.feedCommit(c.s.Name, tx.Batch(), tx.Commit, m.takeStepFeed(), ""); err != nil {
 		return err
 	}
+	c.anchorsSeen.add(m.stepAnchors)         // feeding_anchors.go
 	m.logStep(c, o, m.stepRec, m.stepChange) // crawllog.go
 	m.stepRec = nil
 	m.pump(c)
@@ -353,6 +354,7 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *crawlpipe.Outcome, n
 	j, s, b := o.Job, o.Job.S, tx.Batch()
 	name := s.Name
 	m.stepFeed = nil
+	m.stepAnchors = m.stepAnchors[:0]
 	m.sendLinks = nil
 	m.resetLists()
 	rec := &store.URIRecord{URI: j.Fetch.URI, Site: j.Fetch.Site, Referrer: j.Fetch.Referrer, Hops: j.Fetch.Hops,
