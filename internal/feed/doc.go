@@ -19,10 +19,13 @@
 // Suspending a target (CMD_ADM_CONF_FEEDING_SUSPEND, or paused in the
 // configuration) stops its submissions while the operations keep queueing.
 //
-// Batches are sized by bytes and time, not by a count: while a batch of a
-// target is in flight, the next is claimed only once a full batch
-// (BatchBytes at the average operation size seen, or BatchOps) waits, or
-// BatchDelay has passed; with none in flight whatever waits goes at once.
+// Batches are sized by bytes and time, not by a count: a partial batch
+// waits until it is full (BatchBytes at the average operation size seen,
+// or BatchOps), until BatchDelay has passed, or, with no batch of the
+// target in flight, until Quiet passes without a new operation. A trickle
+// of operations goes at once; a steady crawl sends batches of about
+// BatchDelay's worth, which an index builds and merges at a lower cost
+// per document than many small ones.
 // The outbox keeps, per destination, a cursor below which every queued
 // operation is claimed, so that Claim seeks past the operations in flight
 // and the tombstones of acknowledged ones; a Put or Release of a key

@@ -24,17 +24,22 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 // FeederOptions configure a Feeder. Zero values take the defaults.
 type FeederOptions struct {
 	// BatchOps and BatchBytes cap a batch (default 4,096 operations,
-	// 8 MiB). Batches are sized by bytes and time: while a batch of the
-	// target is in flight, the next one is claimed only when a full batch
-	// (BatchOps, or BatchBytes by the average size of the operations
-	// claimed so far) waits, or BatchDelay has passed; with none in
-	// flight, whatever waits goes at once. So a destination that keeps up
-	// gets small batches soon, and one that lags gets few large ones
-	// (bleve builds and merges fewer segments).
+	// 8 MiB). Batches are sized by bytes and time: a partial batch (less
+	// than BatchOps, or than BatchBytes by the average size of the
+	// operations claimed so far) waits, and is claimed once it is full,
+	// once BatchDelay has passed since it began waiting, or, when no
+	// batch of the target is in flight, once Quiet passes without a new
+	// operation. So operations that trickle in go soon, and a crawl
+	// feeding steadily sends batches of about BatchDelay's worth: an
+	// index builds and merges fewer, larger segments (bleve alone took a
+	// third less CPU for 20,000 documents in batches of 2,000 than of 100).
 	BatchOps   int
 	BatchBytes int
-	// BatchDelay bounds how long a partial batch waits (default 100ms).
+	// BatchDelay bounds how long a partial batch waits (default 250ms).
 	BatchDelay time.Duration
+	// Quiet is the pause in new operations after which a partial batch
+	// goes when none is in flight (default 20ms).
+	Quiet time.Duration
 	// Window is the number of batches per target submitted and not yet
 	// fully answered (default 4).
 	Window int
@@ -130,7 +135,10 @@ func NewFeeder(ob *Outbox, targets []Target, dial Dialer, o FeederOptions) (*Fee
 		o.BatchOps = 4096
 	}
 	if o.BatchDelay <= 0 {
-		o.BatchDelay = 100 * time.Millisecond
+		o.BatchDelay = 250 * time.Millisecond
+	}
+	if o.Quiet <= 0 {
+		o.Quiet = 20 * time.Millisecond
 	}
 	if o.BatchBytes <= 0 {
 		o.BatchBytes = 8 << 20
@@ -341,9 +349,13 @@ func (f *Feeder) runTarget(ctx context.Context, tg *target) {
 			tg.sessionUp = true
 			tg.mu.Unlock()
 		}
-		if inflight > 0 && !due && !f.fullBatch(tg) {
+		if !due && (inflight > 0 || f.ob.Unclaimed(tg.t.Name) > 0) && !f.fullBatch(tg) {
 			if deferred == nil {
 				deferred = f.o.Clock.After(f.o.BatchDelay)
+			}
+			var quiet <-chan time.Time // restarted by every Put (changed)
+			if inflight == 0 {
+				quiet = f.o.Clock.After(f.o.Quiet)
 			}
 			select {
 			case <-ctx.Done():
@@ -351,6 +363,8 @@ func (f *Feeder) runTarget(ctx context.Context, tg *target) {
 			case <-tg.wake:
 			case <-changed:
 			case <-deferred:
+				due = true
+			case <-quiet:
 				due = true
 			}
 			continue
@@ -395,7 +409,7 @@ func (f *Feeder) fullBatch(tg *target) bool {
 		return true
 	}
 	if tg.claimedOps == 0 {
-		return n > 0
+		return false // no average size yet: BatchOps only
 	}
 	return int64(n)*tg.claimedBytes/tg.claimedOps >= int64(f.o.BatchBytes)
 }

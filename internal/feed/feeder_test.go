@@ -248,13 +248,16 @@ func TestFeederSessionFailures(t *testing.T) {
 type recorder struct {
 	mu       sync.Mutex
 	uris     map[string][]string // target -> URIs in submission order
+	sizes    map[string][]int    // target -> batch sizes in submission order
 	hold     bool
 	held     []func()
 	inflight int
 	maxIn    int
 }
 
-func newRecorder() *recorder { return &recorder{uris: map[string][]string{}} }
+func newRecorder() *recorder {
+	return &recorder{uris: map[string][]string{}, sizes: map[string][]int{}}
+}
 
 func (r *recorder) dial(_ context.Context, t Target) (Session, error) {
 	return &recSession{r: r, target: t.Name}, nil
@@ -278,6 +281,7 @@ func (s *recSession) Submit(_ context.Context, batch []Operation, cb Callback) e
 	for _, op := range batch {
 		r.uris[s.target] = append(r.uris[s.target], op.URI)
 	}
+	r.sizes[s.target] = append(r.sizes[s.target], len(batch))
 	answer := func() {
 		for _, op := range batch {
 			cb(op.Seq, nil)
