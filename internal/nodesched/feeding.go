@@ -485,6 +485,9 @@ func (m *Machine) feedSuspended(c *collection) {
 // mark returns the feeding mark of uri: whether it was fed as present,
 // and with which checksum (nil when unknown).
 func (m *Machine) mark(coll, uri string) (fed bool, sum []byte, err error) {
+	if c := m.colls[coll]; c != nil && !m.mayExist(c, famMark, uri) { // keyfilter.go
+		return false, nil, nil
+	}
 	v, ok, err := m.st.GetRaw(store.SpaceMeta, markKey(coll, uri))
 	return ok, v, err
 }
@@ -531,6 +534,7 @@ func (m *Machine) feedPresent(c *collection, b *store.Batch, rec *store.URIRecor
 	if fed && !force && cs != nil && string(sum) == string(cs) {
 		return nil, nil
 	}
+	c.keyAdded(famMark, rec.URI)
 	if err := b.SetRaw(store.SpaceMeta, markKey(c.s.Name, rec.URI), cs); err != nil {
 		return nil, err
 	}

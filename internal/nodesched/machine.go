@@ -255,6 +255,9 @@ type collection struct {
 	// before pairs exist (oldAnchorsKnown: looked up). feeding_anchors.go.
 	anchorsSeen                 anchorSet
 	oldAnchors, oldAnchorsKnown bool
+	// keys filters the reads of absent feeding records (keyfilter.go);
+	// nil until first asked.
+	keys *keyFilter
 }
 
 // NewMachine returns a node scheduler over cfg.Store.

@@ -138,6 +138,9 @@ func (m *Machine) list(c *collection, kind byte, doc string) []string {
 }
 
 func (m *Machine) storedList(c *collection, kind byte, doc string) []string {
+	if !m.mayExist(c, kind, doc) { // keyfilter.go
+		return nil
+	}
 	v, ok, err := m.st.GetRaw(store.SpaceMeta, listKey(c.s.Name, kind, doc))
 	if err != nil || !ok {
 		return nil
@@ -159,6 +162,9 @@ func (m *Machine) listedAt(c *collection, uri string) listing {
 	ls := m.listsOf(c)
 	if l, ok := ls.listed[uri]; ok {
 		return l
+	}
+	if !m.mayExist(c, famListed, uri) { // keyfilter.go
+		return listing{}
 	}
 	v, ok, err := m.st.GetRaw(store.SpaceMeta, listedKey(c.s.Name, uri))
 	if err != nil || !ok || len(v) < 1 || (v[0] != listDuplicates && v[0] != listRedirects) {
@@ -272,6 +278,7 @@ func (m *Machine) flushLists(c *collection, b *store.Batch, ops []feed.Operation
 		if at.kind == 0 {
 			err = b.DeleteRaw(store.SpaceMeta, listedKey(name, uri))
 		} else {
+			c.keyAdded(famListed, uri)
 			err = b.SetRaw(store.SpaceMeta, listedKey(name, uri), append([]byte{at.kind}, at.doc...))
 		}
 		if err != nil {
@@ -300,6 +307,7 @@ func (m *Machine) flushLists(c *collection, b *store.Batch, ops []feed.Operation
 		if len(l.cur) == 0 {
 			err = b.DeleteRaw(store.SpaceMeta, listKey(name, at.kind, at.doc))
 		} else {
+			c.keyAdded(at.kind, at.doc)
 			err = b.SetRaw(store.SpaceMeta, listKey(name, at.kind, at.doc), encodeURIList(l.cur))
 		}
 		if err != nil {

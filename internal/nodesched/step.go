@@ -355,6 +355,7 @@ func (m *Machine) record(c *collection, tx *frontier.Tx, o *crawlpipe.Outcome, n
 	name := s.Name
 	m.stepFeed = nil
 	m.stepAnchors = m.stepAnchors[:0]
+	c.keysCheck() // keyfilter.go
 	m.sendLinks = nil
 	m.resetLists()
 	rec := &store.URIRecord{URI: j.Fetch.URI, Site: j.Fetch.Site, Referrer: j.Fetch.Referrer, Hops: j.Fetch.Hops,
