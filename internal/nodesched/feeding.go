@@ -33,7 +33,8 @@ import (
 //
 //	'm' "feed/o/" lp(collection) ...      the collection's feed.Outbox
 //	'm' "feed/i/" lp(collection) uri      -> checksum (16 bytes, or empty)
-//	'm' "feed/a/" lp(collection) uri      -> anchor texts of links to uri
+//	'm' "feed/A/" lp(collection) lp(uri) text -> when the link was seen (feeding_anchors.go)
+//	'm' "feed/a/" lp(collection) uri      -> anchor texts of links to uri (until 2026-11-26)
 //	'm' "feed/r/" lp(collection)          -> refeed cycle (varint)
 //
 // The second key space remembers which URIs were fed as present (the last
