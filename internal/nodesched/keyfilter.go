@@ -55,12 +55,23 @@ func keyHash(fam byte, key string) (uint64, uint64) {
 	h.SetSeed(keyFilterSeed)
 	h.WriteByte(fam)
 	h.WriteString(key)
-	a := h.Sum64()
-	return a, a>>33 | a<<31 | 1
+	return probes(h.Sum64())
 }
 
-func (f *keyFilter) add(fam byte, key string) {
-	a, b := keyHash(fam, key)
+func probes(a uint64) (uint64, uint64) { return a, a>>33 | a<<31 | 1 }
+
+func (f *keyFilter) add(fam byte, key string) { f.set(keyHash(fam, key)) }
+
+// addBytes is add for a key as bytes (the same hash).
+func (f *keyFilter) addBytes(fam byte, key []byte) {
+	var h maphash.Hash
+	h.SetSeed(keyFilterSeed)
+	h.WriteByte(fam)
+	h.Write(key)
+	f.set(probes(h.Sum64()))
+}
+
+func (f *keyFilter) set(a, b uint64) {
 	m := uint64(len(f.bits) * 64)
 	for i := range uint64(keyFilterProbes) {
 		x := (a + i*b) % m
@@ -112,29 +123,33 @@ func (c *collection) keysCheck() {
 	}
 }
 
-// keyFilter returns c's filter, loading it from the store if need be.
+// keyFilter returns c's filter, loading it from the store if need be: one
+// pass counts the keys (to size the filter), a second adds them, neither
+// keeps a copy of them.
 func (m *Machine) keyFilter(c *collection) (*keyFilter, error) {
 	if c.keys != nil {
 		return c.keys, nil
 	}
-	type key struct {
-		fam byte
-		uri string
-	}
-	var keys []key
-	for _, kf := range keyFamilies {
-		p := store.AppendLP([]byte(kf.prefix), c.s.Name)
-		err := m.st.IterRaw(store.SpaceMeta, p, func(k, _ []byte) error {
-			keys = append(keys, key{kf.fam, string(k[len(p):])})
-			return nil
-		})
-		if err != nil {
-			return nil, err
+	var f *keyFilter
+	n := 0
+	for pass := range 2 {
+		if pass == 1 {
+			f = newKeyFilter(n)
 		}
-	}
-	f := newKeyFilter(len(keys))
-	for _, k := range keys {
-		f.add(k.fam, k.uri)
+		for _, kf := range keyFamilies {
+			p := store.AppendLP([]byte(kf.prefix), c.s.Name)
+			err := m.st.IterRaw(store.SpaceMeta, p, func(k, _ []byte) error {
+				if f == nil {
+					n++
+				} else {
+					f.addBytes(kf.fam, k[len(p):])
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
 	}
 	c.keys = f
 	return f, nil
