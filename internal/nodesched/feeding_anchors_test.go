@@ -19,28 +19,8 @@ import (
 // its older pairs are deleted, and a list of the layout before pairs is
 // read with the pairs and rewritten as pairs when its target is fed.
 func TestAnchorPairs(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(dir, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	cfg, err := config.Parse("t.xml", []byte(pausedXML("no")), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, machine := feedTestStore(t)
 	now := time.Unix(1_700_000_000, 0)
-	machine := func() (*Machine, *collection) {
-		t.Helper()
-		m, err := NewMachine(MachineConfig{NodeID: "n1", Store: st, Env: crawlpipe.Env{NodeID: "n1"}}, now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := m.AddCollection(cfg.Collections[0], now); err != nil {
-			t.Fatal(err)
-		}
-		return m, m.colls["c1"]
-	}
 	step := func(m *Machine, c *collection, links ...crawlpipe.Link) {
 		t.Helper()
 		now = now.Add(time.Second)
@@ -125,5 +105,32 @@ func TestAnchorPairs(t *testing.T) {
 	}
 	if !slices.Equal(m.anchors("c1", x), want) {
 		t.Errorf("anchors of %s after restart: %q", x, m.anchors("c1", x))
+	}
+}
+
+// feedTestStore opens a store and returns it with a function that starts
+// a machine over it with collection c1 (pausedXML), as after a restart.
+func feedTestStore(t *testing.T) (*store.Store, func() (*Machine, *collection)) {
+	t.Helper()
+	st, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cfg, err := config.Parse("t.xml", []byte(pausedXML("no")), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, func() (*Machine, *collection) {
+		t.Helper()
+		now := time.Unix(1_700_000_000, 0)
+		m, err := NewMachine(MachineConfig{NodeID: "n1", Store: st, Env: crawlpipe.Env{NodeID: "n1"}}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.AddCollection(cfg.Collections[0], now); err != nil {
+			t.Fatal(err)
+		}
+		return m, m.colls["c1"]
 	}
 }

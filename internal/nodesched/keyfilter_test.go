@@ -3,10 +3,7 @@ package nodesched
 import (
 	"fmt"
 	"testing"
-	"time"
 
-	"github.com/trawl/trawl/internal/config"
-	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/store"
 )
 
@@ -38,16 +35,7 @@ func TestKeyFilter(t *testing.T) {
 // when they are written after the filter is loaded, and after the filter
 // outgrew its size and was loaded again.
 func TestKeyFilterReads(t *testing.T) {
-	st, err := store.Open(t.TempDir(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	cfg, err := config.Parse("t.xml", []byte(pausedXML("no")), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Unix(1_700_000_000, 0)
+	st, machine := feedTestStore(t)
 	put := func(k, v []byte) {
 		t.Helper()
 		b := st.NewBatch()
@@ -62,14 +50,7 @@ func TestKeyFilterReads(t *testing.T) {
 	put(markKey("c1", doc), []byte("sum"))
 	put(listKey("c1", listDuplicates, doc), encodeURIList([]string{dup}))
 	put(listedKey("c1", dup), append([]byte{listDuplicates}, doc...))
-	m, err := NewMachine(MachineConfig{NodeID: "n1", Store: st, Env: crawlpipe.Env{NodeID: "n1"}}, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.AddCollection(cfg.Collections[0], now); err != nil {
-		t.Fatal(err)
-	}
-	c := m.colls["c1"]
+	m, c := machine()
 	check := func(when string) {
 		t.Helper()
 		if fed, sum, err := m.mark("c1", doc); err != nil || !fed || string(sum) != "sum" {
