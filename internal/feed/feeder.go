@@ -349,7 +349,7 @@ func (f *Feeder) runTarget(ctx context.Context, tg *target) {
 			tg.sessionUp = true
 			tg.mu.Unlock()
 		}
-		if !due && (inflight > 0 || f.ob.Unclaimed(tg.t.Name) > 0) && !f.fullBatch(tg) {
+		if n := f.ob.Unclaimed(tg.t.Name); !due && (inflight > 0 || n > 0) && !f.fullBatch(tg, n) {
 			if deferred == nil {
 				deferred = f.o.Clock.After(f.o.BatchDelay)
 			}
@@ -401,10 +401,8 @@ func (f *Feeder) runTarget(ctx context.Context, tg *target) {
 	}
 }
 
-// fullBatch reports whether a full batch of tg's operations waits in the
-// outbox.
-func (f *Feeder) fullBatch(tg *target) bool {
-	n := f.ob.Unclaimed(tg.t.Name)
+// fullBatch reports whether n unclaimed operations of tg make a full batch.
+func (f *Feeder) fullBatch(tg *target, n int) bool {
 	if n >= f.o.BatchOps {
 		return true
 	}

@@ -71,7 +71,7 @@ func cleanAnchor(a string) string {
 }
 
 // Anchor texts are recorded without reading anything: each (target, text)
-// pair is its own key, pairKey, written blind by the crawl step that found
+// pair is its own key (pairKey), written blind by the crawl step that found
 // the link, its value the step's time and the link's position (uvarints),
 // so a text seen again moves up. A read-modify-write of each target's list
 // (feed/a/, one key per target) cost a point read per link, about a tenth
@@ -85,6 +85,11 @@ func cleanAnchor(a string) string {
 func pairCollPrefix(coll string) []byte { return store.AppendLP([]byte(feedPairPrefix), coll) }
 
 func pairPrefix(coll, uri string) []byte { return store.AppendLP(pairCollPrefix(coll), uri) }
+
+// pairKey is the key of a pair: its target's pairPrefix, then the text.
+func pairKey(prefix []byte, text string) []byte {
+	return append(prefix[:len(prefix):len(prefix)], text...)
+}
 
 // anchorPair is one recorded (target, text) pair; at orders the pairs of a
 // target: the time of the step, then the position of the link.
@@ -152,9 +157,9 @@ func (m *Machine) feedAnchors(c *collection, b *store.Batch, uri string) ([]stri
 			var err error
 			switch {
 			case i < drop && !q.old:
-				err = b.DeleteRaw(store.SpaceMeta, append(p[:len(p):len(p)], q.text...))
+				err = b.DeleteRaw(store.SpaceMeta, pairKey(p, q.text))
 			case i >= drop && q.old:
-				err = b.SetRaw(store.SpaceMeta, append(p[:len(p):len(p)], q.text...), pairValue(0, int(q.ix)))
+				err = b.SetRaw(store.SpaceMeta, pairKey(p, q.text), pairValue(0, int(q.ix)))
 			}
 			if err != nil {
 				return nil, err
@@ -210,7 +215,6 @@ func (m *Machine) oldAnchors(c *collection, uri string) ([]string, error) {
 // is on every page), so a pair in c.anchorsSeen is not written again: it
 // keeps the time it was first seen while the process remembers it.
 func (m *Machine) recordAnchors(c *collection, b *store.Batch, links []crawlpipe.Link) error {
-	m.stepAnchors = m.stepAnchors[:0]
 	at := m.now.UnixNano()
 	for i, l := range links {
 		a := cleanAnchor(l.Anchor)
@@ -225,7 +229,7 @@ func (m *Machine) recordAnchors(c *collection, b *store.Batch, links []crawlpipe
 			continue
 		}
 		m.stepAnchors = append(m.stepAnchors, fp)
-		if err := b.SetRaw(store.SpaceMeta, append(pairPrefix(c.s.Name, l.URI), a...), pairValue(at, i)); err != nil {
+		if err := b.SetRaw(store.SpaceMeta, pairKey(pairPrefix(c.s.Name, l.URI), a), pairValue(at, i)); err != nil {
 			return err
 		}
 	}
@@ -233,9 +237,9 @@ func (m *Machine) recordAnchors(c *collection, b *store.Batch, links []crawlpipe
 }
 
 // anchorSet holds fingerprints of (target, anchor text) pairs recorded
-// by committed steps. It is a cache of the store: emptied when it holds
-// maxAnchorsSeen, lost on restart, and a pair not in it is looked up in
-// the store.
+// by committed steps, so that they are not written again. It is emptied
+// when it holds maxAnchorsSeen and lost on restart: a pair not in it is
+// only written again.
 type anchorSet map[uint64]struct{}
 
 // maxAnchorsSeen bounds an anchorSet (about 8 MiB when full).

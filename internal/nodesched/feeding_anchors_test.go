@@ -25,6 +25,7 @@ func TestAnchorPairs(t *testing.T) {
 		t.Helper()
 		now = now.Add(time.Second)
 		m.now = now
+		m.stepAnchors = m.stepAnchors[:0] // as record does
 		b := st.NewBatch()
 		if err := m.recordAnchors(c, b, links); err != nil {
 			t.Fatal(err)
