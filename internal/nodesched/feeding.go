@@ -641,12 +641,13 @@ func docLinks(s *crawlpipe.Settings, rec *store.URIRecord, body []byte) []string
 	res := extract.Extract(body, extract.Options{Kinds: s.Kinds, AgentName: s.AgentToken, ContentType: rec.ContentType, MaxLinks: maxDocLinks})
 	var out []string
 	seen := map[string]bool{}
+	base := crawlpipe.LinkBase(u, res)
 	for _, l := range res.Links {
-		t, err := res.Resolve(u, l.URL)
+		ns, err := s.Normalizer.NormalizeRef(l.URL, base)
 		if err != nil {
 			continue
 		}
-		nu, err := s.Normalizer.Normalize(t.String(), nil)
+		nu, err := url.Parse(ns)
 		if err != nil {
 			continue
 		}

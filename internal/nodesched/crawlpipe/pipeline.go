@@ -793,7 +793,12 @@ func ScreenReason(s *Settings, raw string) (*url.URL, string) {
 		return nil, "invalid URI"
 	}
 	s.unmirror(nu)
-	ns := nu.String()
+	return screenURL(s, nu, nu.String())
+}
+
+// screenURL is ScreenReason's rules after normalization, for nu (normalized
+// and unmirrored), whose string is ns.
+func screenURL(s *Settings, nu *url.URL, ns string) (*url.URL, string) {
 	// allowed_schemes is the URI's own (its subcollection's), whichever
 	// page the link was found on.
 	if !schemeAllowed(s.For(ns), nu.Scheme) {
