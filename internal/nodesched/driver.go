@@ -536,6 +536,8 @@ func (d *Driver) persist(st *store.Store, fd *Feeding, recs []any) error {
 			if err := applyFeedConf(fd, x); err != nil {
 				d.log.Error("nodesched: setting up the feeding; the collection does not feed", "err", err)
 			}
+		case fatalErr:
+			return x.err
 		}
 	}
 	return nil

@@ -697,10 +697,6 @@ func (m *Machine) feedCommit(coll string, b *store.Batch, commit func() error, o
 		if ops, err = m.flushLists(c, b, ops); err != nil { // reported.go
 			return err
 		}
-		// The counters of what b commits go with it (stats_persist.go).
-		if err := m.persistStats(c, b, false); err != nil {
-			return err
-		}
 	} else {
 		m.resetLists()
 	}

@@ -1,6 +1,8 @@
 package nodesched
 
 import (
+	"fmt"
+
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/store"
@@ -68,6 +70,10 @@ func (m *Machine) SetFeedResults(coll string, r FeedResults) {
 func (m *Machine) Records() []any {
 	out := m.feedConfs
 	m.feedConfs = nil
+	if err := m.stageStats(); err != nil { // stats_persist.go
+		// Nothing staged is committed without its counts.
+		return append(out, fatalErr{fmt.Errorf("nodesched: staging the statistics: %w", err)})
+	}
 	if b := m.st.TakeStaged(); b != nil || len(m.feedPuts) > 0 {
 		out = append(out, storeWrites{b: b, feed: m.feedPuts})
 		m.feedPuts = nil

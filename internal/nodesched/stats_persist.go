@@ -16,11 +16,13 @@ import (
 )
 
 // Statistics persist (MS-FSCADM 3.3.1: statistics MUST be persisted). A
-// collection's counters and its sites' are written into the store batch
-// that commits the crawl state they count (feedCommit: a crawl step, a
-// duplicate answer, a deletion), so after a kill -9 a counted event is
-// either in the store with its count or in neither, and is counted once
-// when the work is done again:
+// collection's counters and its sites' are written into the Pebble batch
+// that commits the crawl state they count (a crawl step, a duplicate
+// answer, a deletion): stageStats stages them once per driver batch, after
+// the steps and before the stage is taken (Machine.Records), so after a
+// kill -9 a counted event is either in the store with its count or in
+// neither, and is counted once when the work is done again. (Written with
+// every step, they were two of the thirteen keys a crawl step wrote.)
 //
 //	'm' "stats/c/" lp(collection)      -> uvarint(seq) counters
 //	'm' "stats/s/" lp(collection) site -> counters
@@ -39,9 +41,7 @@ import (
 //
 //	'm' "stats/f/" lp(collection)      -> uvarint pp_fed, pp_succeeded, pp_failed, pp_deleted
 //
-// Other counts made outside those batches (the frontier's own writes for
-// received URIs) reach the store with the next batch or report: a kill -9
-// in between loses them (docs/decisions/stats.md).
+// (docs/decisions/stats.md)
 const (
 	statsCollPrefix = "stats/c/"
 	statsSitePrefix = "stats/s/"
@@ -154,6 +154,25 @@ func loadStatNames(st statsReader, coll string) (map[string]uint64, map[uint64]s
 		return nil
 	})
 	return ids, names, err
+}
+
+// stageStats stages, for each collection whose counters changed since they
+// were last written, a batch with them on the machine's view.
+func (m *Machine) stageStats() error {
+	for _, c := range m.colls {
+		if len(c.ps.dirty) == 0 && maps.Equal(c.stats, c.ps.saved) {
+			continue
+		}
+		b := m.st.NewBatch()
+		if err := m.persistStats(c, b, false); err != nil {
+			b.Discard()
+			return err
+		}
+		if err := b.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // persistStats writes c's counters into b when they changed since the
