@@ -81,4 +81,18 @@ func TestStagedView(t *testing.T) {
 	if v.TakeStaged() != nil {
 		t.Errorf("the stage was not emptied")
 	}
+	// Batches committed with Commit only do not ask for an fsync: the
+	// driver would fsync the log at every batch.
+	b = v.NewBatch()
+	if err := b.PutURI("c", &URIRecord{URI: "http://c/", Site: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if tb := v.TakeStaged(); tb == nil || tb.Sync() {
+		t.Fatalf("TakeStaged after Commit = %v (want a batch not asking for sync)", tb)
+	} else if err := tb.Commit(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -277,19 +277,23 @@ func (s *Store) NewBatch() *Batch { return &Batch{s: s, b: s.db.NewBatch()} }
 
 // Commit applies the batch atomically with the store's durability (Options.Sync).
 // The batch cannot be used afterwards.
-func (b *Batch) Commit() error { return b.commit(b.s.wo) }
+func (b *Batch) Commit() error { return b.commit(b.s.wo, false) }
 
 // CommitSync applies the batch and waits for fsync whatever Options.Sync says.
 func (b *Batch) CommitSync() error {
-	if err := b.commit(pebble.Sync); err != nil {
+	if err := b.commit(pebble.Sync, true); err != nil {
 		return err
 	}
 	return b.s.fsyncWAL()
 }
 
-func (b *Batch) commit(wo *pebble.WriteOptions) error {
+// commit applies the batch with wo; on a staged view it stages it, asking
+// for an fsync when fsync is set (CommitSync). The store's own write
+// options are pebble.Sync (a write(2) on the process-durable file system),
+// so wo cannot tell Commit from CommitSync.
+func (b *Batch) commit(wo *pebble.WriteOptions, fsync bool) error {
 	if b.s.stage != nil {
-		return b.staged(wo == pebble.Sync)
+		return b.staged(fsync)
 	}
 	if b.s.closed.Load() {
 		b.b.Close()
