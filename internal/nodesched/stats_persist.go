@@ -22,7 +22,8 @@ import (
 // the steps and before the stage is taken (Machine.Records), so after a
 // kill -9 a counted event is either in the store with its count or in
 // neither, and is counted once when the work is done again. (Written with
-// every step, they were two of the thirteen keys a crawl step wrote.)
+// every step instead, they would be two more keys per step, set again and
+// again in one Pebble batch.)
 //
 //	'm' "stats/c/" lp(collection)      -> uvarint(seq) counters
 //	'm' "stats/s/" lp(collection) site -> counters
@@ -41,7 +42,7 @@ import (
 //
 //	'm' "stats/f/" lp(collection)      -> uvarint pp_fed, pp_succeeded, pp_failed, pp_deleted
 //
-// (docs/decisions/stats.md)
+// See docs/decisions/stats.md.
 const (
 	statsCollPrefix = "stats/c/"
 	statsSitePrefix = "stats/s/"
