@@ -229,10 +229,15 @@ func fetchableScheme(s *Settings, scheme string) bool {
 	return false
 }
 
+// maxRelogins is how many times fetchDoc logs in again for one document
+// that keeps sending the crawler to the login form.
+const maxRelogins = 3
+
 // fetchDoc fetches a document, logging into its site first when a form
 // login covers it. A page that sends the crawler to the login form means
 // the session was lost: the login is done again and the document fetched
-// once more.
+// once more, up to maxRelogins times (the site's other fetches, running
+// meanwhile, may use a new session up before this one is sent).
 func fetchDoc(ctx context.Context, s *Settings, f *fetch.Fetcher, u *url.URL, req fetch.Request) (*fetch.Response, error) {
 	var ls *fetch.Logins
 	if s.Access != nil && s.Access.Logins != nil && s.Access.Logins.Covers(u) {
@@ -248,17 +253,17 @@ func fetchDoc(ctx context.Context, s *Settings, f *fetch.Fetcher, u *url.URL, re
 		return nil, &fetch.Error{Kind: fetch.KindLogin, URL: req.URL, Err: err}
 	}
 	resp, err := f.Fetch(ctx, req)
-	if err != nil || !sentToLogin(ls, u, resp) {
-		return resp, err
-	}
-	ls.Invalidate(u)
-	if lerr := ls.Ensure(ctx, u); lerr != nil {
-		if s.Access.LoginFailedIgnore {
-			return resp, nil
+	for try := 0; try < maxRelogins && err == nil && sentToLogin(ls, u, resp); try++ {
+		ls.Invalidate(u)
+		if lerr := ls.Ensure(ctx, u); lerr != nil {
+			if s.Access.LoginFailedIgnore {
+				return resp, nil
+			}
+			return nil, &fetch.Error{Kind: fetch.KindLogin, URL: req.URL, Err: lerr}
 		}
-		return nil, &fetch.Error{Kind: fetch.KindLogin, URL: req.URL, Err: lerr}
+		resp, err = f.Fetch(ctx, req)
 	}
-	return f.Fetch(ctx, req)
+	return resp, err
 }
 
 // sentToLogin reports whether a response redirects to the login form of
