@@ -643,15 +643,10 @@ func docLinks(s *crawlpipe.Settings, rec *store.URIRecord, body []byte) []string
 	seen := map[string]bool{}
 	base := crawlpipe.LinkBase(u, res)
 	for _, l := range res.Links {
-		ns, err := s.Normalizer.NormalizeRef(l.URL, base)
+		v, err := s.Normalizer.NormalizeRef(l.URL, base)
 		if err != nil {
 			continue
 		}
-		nu, err := url.Parse(ns)
-		if err != nil {
-			continue
-		}
-		v := nu.String()
 		if seen[v] || !utf8.ValidString(v) {
 			continue
 		}

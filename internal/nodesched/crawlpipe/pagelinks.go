@@ -24,19 +24,23 @@ func pageLinks(out *Outcome, s *Settings, u *url.URL, res *extract.Result, hops,
 		}
 		if err != nil {
 			// The log names a link that does not normalize as resolved.
-			if t, err := res.Resolve(u, l.URL); err == nil && !seen[t.String()] {
-				seen[t.String()] = true
-				out.screened(t.String(), "invalid URI")
+			if t, err := res.Resolve(u, l.URL); err == nil {
+				if ts := t.String(); !seen[ts] {
+					seen[ts] = true
+					out.screened(ts, "invalid URI")
+				}
 			}
 			continue
 		}
+		// ns survives the net/url round trip (docs/decisions/urls.md); it
+		// is printed again only when unmirroring changed the host.
 		if mi := s.unmirror(nu); mi != "" {
 			if out.Mirrors == nil {
 				out.Mirrors = map[string]string{}
 			}
 			out.Mirrors[mi] = nu.Host
+			ns = nu.String()
 		}
-		ns = nu.String()
 		if _, reason := screenURL(s, nu, ns); reason != "" {
 			if !seen[ns] {
 				seen[ns] = true
