@@ -48,8 +48,7 @@ type Extracted struct {
 func ExtractText(mime string, content []byte) Extracted {
 	switch index.TypeOf(mime) {
 	case "html":
-		r := extract.Extract(content, extract.Options{ContentType: mime, MaxTextBytes: MaxTextBytes, MaxLinks: 1})
-		return Extracted{Title: r.Title, Text: r.Text, Description: r.Description, Language: r.Language, Method: "html"}
+		return HTMLText(extract.Extract(content, extract.Options{ContentType: mime, MaxTextBytes: MaxTextBytes, MaxLinks: 1}))
 	case "text", "xml":
 		if !utf8.Valid(content) {
 			content = []byte(strings.ToValidUTF8(string(content), "\uFFFD"))
@@ -61,6 +60,35 @@ func ExtractText(mime string, content []byte) Extracted {
 		return extractOffice(content)
 	}
 	return Extracted{Method: "none: " + index.NormalizeMIME(mime) + " is not extracted"}
+}
+
+// HTMLText is the text of an HTML document that internal/extract parsed
+// (with MaxTextBytes left at its default, which is MaxTextBytes): what
+// ExtractText returns for the same bytes and Content-Type. A crawl step
+// that parsed the page for its links hands it to feeding this way, so
+// the page is not parsed again for the index.
+func HTMLText(r *extract.Result) Extracted {
+	return Extracted{Title: r.Title, Text: r.Text, Description: r.Description, Language: r.Language, Method: "html"}
+}
+
+// ParsedText returns the text of a document fed with media type mime
+// (no parameters, as the crawl store keeps it) from r, internal/extract's
+// parse of the document under the response's Content-Type header
+// parsedType, or false when the index would not read the document as
+// HTML or the header names another media type. It is ExtractText's
+// result for the same bytes, except that a charset parameter of the
+// header, which the parse honoured, is not lost.
+func ParsedText(mime, parsedType string, r *extract.Result) (Extracted, bool) {
+	if r == nil || index.TypeOf(mime) != "html" {
+		return Extracted{}, false
+	}
+	if parsedType != "" {
+		mt, _, _ := strings.Cut(parsedType, ";")
+		if !strings.EqualFold(strings.TrimSpace(mt), mime) {
+			return Extracted{}, false
+		}
+	}
+	return HTMLText(r), true
 }
 
 func truncateText(s string) string {
@@ -227,7 +255,15 @@ func Prepare(op *Operation) {
 		op.Meta.Extraction = "none: empty document"
 		return
 	}
-	x := ExtractText(op.MIME, op.Content)
+	op.SetText(ExtractText(op.MIME, op.Content))
+}
+
+// SetText fills op's Text and Meta.Extraction from x, and its Title,
+// Meta.Language and Meta.Description where they are empty, then drops
+// Content: the destinations index the text, never the original bytes, so
+// an operation whose text is known need not carry (nor the outbox store)
+// the document a second time.
+func (op *Operation) SetText(x Extracted) {
 	if op.Title == "" {
 		op.Title = x.Title
 	}
@@ -239,4 +275,5 @@ func Prepare(op *Operation) {
 		op.Meta.Description = x.Description
 	}
 	op.Meta.Extraction = x.Method
+	op.Content = nil
 }

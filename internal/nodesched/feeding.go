@@ -526,7 +526,10 @@ func checksumOf(rec *store.URIRecord) []byte {
 
 // feedPresent puts in b the mark of a document to be present and returns
 // its operation, or nothing when the mark says it was fed as it is.
-func (m *Machine) feedPresent(c *collection, b *store.Batch, rec *store.URIRecord, body []byte, flags uint32, force bool) ([]feed.Operation, error) {
+// A crawl step that parsed body as HTML passes parsed (crawlpipe.Outcome's
+// Parsed and ParsedType): the operation then carries the text instead of
+// the document, which the destination would parse again.
+func (m *Machine) feedPresent(c *collection, b *store.Batch, rec *store.URIRecord, body []byte, parsed *crawlpipe.Outcome, flags uint32, force bool) ([]feed.Operation, error) {
 	fed, sum, err := m.mark(c.s.Name, rec.URI)
 	if err != nil {
 		return nil, err
@@ -540,6 +543,11 @@ func (m *Machine) feedPresent(c *collection, b *store.Batch, rec *store.URIRecor
 		return nil, err
 	}
 	op := docOp(rec, body, flags, fed)
+	if parsed != nil {
+		if x, ok := feed.ParsedText(rec.ContentType, parsed.ParsedType, parsed.Parsed); ok {
+			op.SetText(x)
+		}
+	}
 	if op.Anchors, err = m.feedAnchors(c, b, rec.URI); err != nil {
 		return nil, err
 	}
@@ -595,7 +603,7 @@ func (m *Machine) feedStep(c *collection, b *store.Batch, rec *store.URIRecord, 
 	case rec.Status == store.StatusError:
 		return nil // possibly transient: the index keeps what it has
 	case (rec.Status == store.StatusFetched || (rec.Status == store.StatusNotModified && o.Body != nil)) && !o.NoIndex && !dupPending:
-		ops, err = m.feedPresent(c, b, rec, o.Body, j.Fetch.URIFlags, force)
+		ops, err = m.feedPresent(c, b, rec, o.Body, o, j.Fetch.URIFlags, force)
 	default:
 		ops, err = m.feedAbsent(c, b, rec.URI)
 	}
@@ -622,7 +630,7 @@ func (m *Machine) feedDuplicate(c *collection, b *store.Batch, rec *store.URIRec
 	if err != nil || !ok || m.noIndex(c, rec, body) {
 		return nil, err
 	}
-	return m.feedPresent(c, b, rec, body, 0, false)
+	return m.feedPresent(c, b, rec, body, nil, 0, false)
 }
 
 // maxDocLinks caps the links sent with one document (pp/ds_send_links).
@@ -798,7 +806,7 @@ func (m *Machine) feedReprocess(c *collection, site, prefix string, exact bool, 
 			if !ok || m.noIndex(c, rec, body) {
 				continue
 			}
-			o, err := m.feedPresent(c, b, rec, body, 0, true)
+			o, err := m.feedPresent(c, b, rec, body, nil, 0, true)
 			if err != nil {
 				b.Discard()
 				return sent, err

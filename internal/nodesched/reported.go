@@ -360,7 +360,7 @@ func (m *Machine) refeedListed(c *collection, b *store.Batch, doc string) (feed.
 	if err != nil || !ok {
 		return feed.Operation{}, false, err
 	}
-	ops, err := m.feedPresent(c, b, rec, body, 0, true)
+	ops, err := m.feedPresent(c, b, rec, body, nil, 0, true)
 	if err != nil || len(ops) != 1 {
 		return feed.Operation{}, false, err
 	}

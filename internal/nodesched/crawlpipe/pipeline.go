@@ -159,6 +159,15 @@ type Outcome struct {
 	NoFollow bool
 	Location string // normalized redirect target (HTTP 3xx or meta refresh redirect)
 	Links    []Link
+
+	// Parsed is the step's parse of Body as HTML and ParsedType the
+	// Content-Type it was parsed with (nil when the step did not parse
+	// Body itself: not HTML, or a script-rendered DOM that is not what is
+	// stored). Feeding takes the document's text from it when ParsedType
+	// is the type the document is fed with, instead of parsing Body again.
+	Parsed     *extract.Result
+	ParsedType string
+
 	// Extracted are every link of an HTML document, normalized, before
 	// any rule decides what is followed: the lines of its storage/uri_dir
 	// file (nil when the collection has no uri_dir, uridir.go).
@@ -688,7 +697,11 @@ func (p *Pipeline) process(ctx context.Context, out *Outcome, u *url.URL, resp *
 	if js := s.jsFor(j.Fetch.Site); js != nil && !resp.NotModified {
 		body = p.render(ctx, out, js, body)
 	}
-	res := extract.Extract(body, extract.Options{Kinds: s.Kinds, AgentName: s.AgentToken, ContentType: resp.Header.Get("Content-Type")})
+	ct := resp.Header.Get("Content-Type")
+	res := extract.Extract(body, extract.Options{Kinds: s.Kinds, AgentName: s.AgentToken, ContentType: ct})
+	if len(body) > 0 && len(body) == len(out.Body) && &body[0] == &out.Body[0] {
+		out.Parsed, out.ParsedType = res, ct
+	}
 	if s.uriFilesOn() {
 		out.Extracted = extractedURIs(s, u, res) // uridir.go
 	}
