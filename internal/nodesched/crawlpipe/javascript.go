@@ -82,6 +82,7 @@ func (p *Pipeline) render(ctx context.Context, out *Outcome, js *JavaScript, bod
 	}
 	if js.KeepHTML {
 		out.Body = []byte(dom)
+		return out.Body // the DOM parsed is the document stored and fed
 	}
 	return []byte(dom)
 }
