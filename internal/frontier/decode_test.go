@@ -35,6 +35,10 @@ func TestEntryRoundTrip(t *testing.T) {
 	}
 }
 
+// The frontier's tests check every site's running total of queued
+// entries against its classes' counts (site.queued).
+func init() { checkQueued = true }
+
 func TestSiteMetaRoundTrip(t *testing.T) {
 	st := newSite("a", 4)
 	st.stopped, st.front, st.docsCycle, st.cycle, st.backoff = true, true, 9, 3, 2
@@ -45,7 +49,7 @@ func TestSiteMetaRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if q := got.q[1]; q.count != 5 || q.headSeq != seqMid-2 || q.tailSeq != seqMid+3 || q.from != seqMid-2 || got.docsCycle != 9 || !got.blockedUntil.Equal(st.blockedUntil) || !got.stopped || !got.front ||
-		got.crawlDelay != st.crawlDelay || got.cycle != 3 {
+		got.crawlDelay != st.crawlDelay || got.cycle != 3 || got.queued() != 5 {
 		t.Errorf("round trip: %+v", got)
 	}
 }

@@ -47,6 +47,7 @@ type site struct {
 	name string
 	ip   string
 	q    []levelQ
+	nq   int // the sum of q's counts (queued)
 	fly  []inflight
 
 	mode      siteMode
@@ -117,12 +118,36 @@ func (st *site) available(class int) int {
 	return st.q[class].count - st.flyCount(class)
 }
 
+// queued is the number of entries of every class, in flight included:
+// nq, kept as the classes' counts change (addCount, setCount), so that
+// the statistics of every loop iteration do not add up each site's
+// classes.
 func (st *site) queued() int {
-	n := 0
-	for i := range st.q {
-		n += st.q[i].count
+	if checkQueued {
+		n := 0
+		for i := range st.q {
+			n += st.q[i].count
+		}
+		if n != st.nq {
+			panic(fmt.Sprintf("frontier: site %s: %d entries queued, counted %d", st.name, n, st.nq))
+		}
 	}
-	return n
+	return st.nq
+}
+
+// checkQueued makes queued check its total against the classes (tests).
+var checkQueued = false
+
+// addCount changes the count of class by d.
+func (st *site) addCount(class, d int) {
+	st.q[class].count += d
+	st.nq += d
+}
+
+// setCount sets the count of class to n.
+func (st *site) setCount(class, n int) {
+	st.nq += n - st.q[class].count
+	st.q[class].count = n
 }
 
 func (st *site) hasWork() bool {
@@ -234,7 +259,7 @@ func decodeSiteMeta(name string, b []byte, classes int) (*site, error) {
 	st.crawlDelay = time.Duration(cd)
 	for i := 0; i < n; i++ {
 		q := &st.q[i]
-		q.count = int(r.uvarint(1 << 40))
+		st.setCount(i, int(r.uvarint(1<<40)))
 		q.headSeq = r.uvarint(1<<64 - 1)
 		q.tailSeq = r.uvarint(1<<64 - 1)
 		q.from = r.uvarint(1<<64 - 1)
@@ -285,7 +310,7 @@ func (f *Frontier) refill(st *site, class, n int) error {
 		// The count says there is more but the disk has none: repair the count.
 		f.log.Error("frontier: queue count out of step with disk; repaired",
 			"site", st.name, "class", class, "count", q.count)
-		q.count = st.flyCount(class)
+		st.setCount(class, st.flyCount(class))
 		st.dirty = true
 	}
 	return nil

@@ -690,7 +690,7 @@ func (tx *Tx) Commit() error {
 				}
 			}
 			if q.count > 0 {
-				q.count--
+				op.st.addCount(int(op.class), -1)
 			}
 			f.stats.Dropped++
 		case opDropSite:
@@ -732,7 +732,7 @@ func (f *Frontier) applyAdd(op *txOp) {
 	st := op.st
 	q := &st.q[op.class]
 	unloaded := st.unloaded(int(op.class))
-	q.count++
+	st.addCount(int(op.class), 1)
 	f.stats.Added++
 	he := headEntry{seq: op.seq, e: op.e, fresh: op.fresh}
 	switch {
@@ -769,7 +769,7 @@ func (f *Frontier) applyDone(tx *Tx, op *txOp) error {
 		st.fly = nil
 	}
 	if fe.epoch == st.epoch {
-		st.q[fe.class].count--
+		st.addCount(int(fe.class), -1)
 	}
 	f.stats.Completed++
 	if op.result.Outcome == NetError {
@@ -808,7 +808,8 @@ func (f *Frontier) clearQueue(st *site) {
 		q := &st.q[i]
 		f.stats.Dropped += int64(q.count - st.flyCount(i))
 		// Sequence numbers keep growing: a stale Done never deletes a new entry.
-		q.count, q.head, q.from = 0, nil, q.headSeq
+		st.setCount(i, 0)
+		q.head, q.from = nil, q.headSeq
 	}
 	st.epoch++
 	st.dirty = true
