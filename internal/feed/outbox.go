@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/trawl/trawl/internal/keyfilter"
 )
 
 // OutboxOptions configure an Outbox.
@@ -77,6 +78,16 @@ type Outbox struct {
 	nclaimed map[string]int
 	cursor   map[string][]byte
 	changed  chan struct{} // closed and replaced on every Put
+	// ukeys is a Bloom filter (internal/keyfilter) of the coalescing keys
+	// (uKey, and its 'f' form) the outbox may hold: Put reads the key of
+	// an operation's URI only when the filter has it. A URI's key lives
+	// from its operation's Put to its acknowledgement, so a crawl that
+	// feeds each page once finds it absent almost every time. Loaded with
+	// the outbox, told of every key Put writes (under mu, before the
+	// commit), never of deletions; loaded again when full.
+	ukeys *keyfilter.Filter
+	// ukeysMin is the least size of ukeys (keyfilter.MinKeys; tests).
+	ukeysMin int
 }
 
 // claim is an operation handed out and not yet acknowledged or released.
@@ -154,7 +165,42 @@ func NewOutbox(db *pebble.DB, o OutboxOptions) (*Outbox, error) {
 	if err := it.Close(); err != nil {
 		return nil, fmt.Errorf("feed: outbox: %w", err)
 	}
+	ob.ukeysMin = keyfilter.MinKeys
+	if err := ob.loadUKeys(); err != nil {
+		return nil, err
+	}
 	return ob, nil
+}
+
+// loadUKeys loads ukeys from the database: one pass counts the coalescing
+// keys, a second adds them.
+func (ob *Outbox) loadUKeys() error {
+	var f *keyfilter.Filter
+	n := 0
+	for pass := range 2 {
+		if pass == 1 {
+			f = keyfilter.NewMin(n, ob.ukeysMin)
+		}
+		for _, kind := range []byte{'u', 'f'} {
+			p := ob.key(kind)
+			it, err := ob.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+			if err != nil {
+				return fmt.Errorf("feed: outbox: %w", err)
+			}
+			for it.First(); it.Valid(); it.Next() {
+				if f == nil {
+					n++
+				} else {
+					f.AddBytes(0, it.Key())
+				}
+			}
+			if err := it.Close(); err != nil {
+				return fmt.Errorf("feed: outbox: %w", err)
+			}
+		}
+	}
+	ob.ukeys = f
+	return nil
 }
 
 // Key layout under the prefix P:
@@ -270,6 +316,12 @@ func (ob *Outbox) PutWith(b *pebble.Batch, commit func() error, ops ...Operation
 	if ob.closed {
 		return nil, ErrOutboxClosed
 	}
+	if ob.ukeys.Full() {
+		// Every key written so far is committed (Put holds mu to its commit).
+		if err := ob.loadUKeys(); err != nil {
+			return nil, err
+		}
+	}
 	seqs := make([]uint64, len(ops))
 	seq := ob.seq
 	delta := map[string]int{}
@@ -283,7 +335,7 @@ func (ob *Outbox) PutWith(b *pebble.Batch, commit func() error, ops ...Operation
 		seqs[i] = seq
 		uk := ob.coalesceKey(&op)
 		prev, hasPrev := written[string(uk)]
-		if !hasPrev {
+		if !hasPrev && ob.ukeys.HasBytes(0, uk) {
 			v, closer, err := ob.db.Get(uk)
 			switch {
 			case err == nil:
@@ -315,6 +367,7 @@ func (ob *Outbox) PutWith(b *pebble.Batch, commit func() error, ops ...Operation
 			lowered[op.Destination] = qk
 		}
 		uv := binary.BigEndian.AppendUint64([]byte{rank}, seq)
+		ob.ukeys.AddBytes(0, uk)
 		if err := b.Set(uk, uv, nil); err != nil {
 			return nil, fmt.Errorf("feed: outbox: %w", err)
 		}

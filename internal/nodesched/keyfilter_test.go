@@ -7,29 +7,6 @@ import (
 	"github.com/trawl/trawl/internal/store"
 )
 
-// TestKeyFilter: no key added is ever reported absent, and few keys not
-// added are reported present while the filter is within its size.
-func TestKeyFilter(t *testing.T) {
-	f := newKeyFilter(1000)
-	for i := range f.limit {
-		f.add(famMark, fmt.Sprint("http://a.test/", i))
-	}
-	for i := range f.limit {
-		if !f.has(famMark, fmt.Sprint("http://a.test/", i)) {
-			t.Fatalf("key %d added and reported absent", i)
-		}
-	}
-	fp := 0
-	for i := range 100000 {
-		if f.has(famListed, fmt.Sprint("http://a.test/", i)) || f.has(famMark, fmt.Sprint("http://b.test/", i)) {
-			fp++
-		}
-	}
-	if fp > 4000 { // 2 x 100,000 lookups at about 1 %
-		t.Errorf("%d false positives in 200,000 lookups", fp)
-	}
-}
-
 // TestKeyFilterReads: the feeding records a machine reads through its
 // filter are found when the store had them before the machine started,
 // when they are written after the filter is loaded, and after the filter
@@ -72,7 +49,7 @@ func TestKeyFilterReads(t *testing.T) {
 	}
 
 	// Written after the filter was loaded, through the write points.
-	for i := range c.keys.limit + 10 {
+	for i := range c.keys.Limit() + 10 {
 		u := fmt.Sprint("http://a.test/new/", i)
 		b := st.NewBatch()
 		c.keyAdded(famMark, u)
@@ -88,14 +65,14 @@ func TestKeyFilterReads(t *testing.T) {
 			}
 		}
 	}
-	limit := c.keys.limit
+	limit := c.keys.Limit()
 	c.keysCheck()
 	if c.keys != nil {
 		t.Fatal("filter over its size not dropped")
 	}
 	check("after reloading")
-	if c.keys.limit <= limit {
-		t.Errorf("reloaded filter sized for %d keys, was %d", c.keys.limit, limit)
+	if c.keys.Limit() <= limit {
+		t.Errorf("reloaded filter sized for %d keys, was %d", c.keys.Limit(), limit)
 	}
 	if fed, _, _ := m.mark("c1", fmt.Sprint("http://a.test/new/", limit+5)); !fed {
 		t.Error("mark written before reloading not found")

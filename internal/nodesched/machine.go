@@ -14,6 +14,7 @@ import (
 	"github.com/trawl/trawl/internal/config"
 	"github.com/trawl/trawl/internal/feed"
 	"github.com/trawl/trawl/internal/frontier"
+	"github.com/trawl/trawl/internal/keyfilter"
 	"github.com/trawl/trawl/internal/nodesched/crawlpipe"
 	"github.com/trawl/trawl/internal/urls"
 )
@@ -257,7 +258,7 @@ type collection struct {
 	oldAnchors, oldAnchorsKnown bool
 	// keys filters the reads of absent feeding records (keyfilter.go);
 	// nil until first asked.
-	keys *keyFilter
+	keys *keyfilter.Filter
 }
 
 // NewMachine returns a node scheduler over cfg.Store.
