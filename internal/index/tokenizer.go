@@ -14,14 +14,16 @@ import (
 // as github.com/blevesearch/segment implements it), with the same tokens,
 // faster on ASCII text, which is most of what a crawl indexes.
 //
-// In ASCII, only letters, digits and _ . ' : , ; " can join a word with
-// its neighbours (WB5-WB13b); every other byte is a boundary on both
-// sides, and no rule looks across it. So an ASCII text is cut at those
-// bytes into runs: a run of letters and digits alone is one word; any
-// other run goes through the segmenter on its own, which gives what it
-// gives in context. Text with any other byte goes through the segmenter
-// whole. TestWordsTokenizer and FuzzWordsTokenizer compare the tokens
-// (term, offsets, position, type) with bleve's tokenizer.
+// In ASCII, only letters, digits and _ . ' : , ; can join a word with its
+// neighbours (WB5-WB13b; the double quote joins Hebrew letters only);
+// every other byte is a boundary on both sides, and no rule looks across
+// it. So an ASCII text is cut at those bytes into runs, less the
+// punctuation at either end: a run of letters and digits alone is one
+// word; a run with . ' : , or ; is cut by the few rules that apply there
+// (joinRun); a run with _ goes through the segmenter on its own, which
+// gives what it gives in context. Text with any other byte goes through
+// the segmenter whole. TestWordsTokenizer and FuzzWordsTokenizer compare
+// the tokens (term, offsets, position, type) with bleve's tokenizer.
 const wordsTokenizer = "trawl_words"
 
 func init() {
