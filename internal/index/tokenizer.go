@@ -1,8 +1,6 @@
 package index
 
 import (
-	"bytes"
-
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/registry"
@@ -92,9 +90,11 @@ func (wordTokenizer) Tokenize(input []byte) analysis.TokenStream {
 			e--
 		}
 		i = end
-		mixed, letters := false, false
+		mixed, letters, under := false, false, false
 		for _, c := range input[s:e] {
 			switch {
+			case c == '_':
+				under = true
 			case asciiClass[c] == 2:
 				mixed = true
 			case c > '9':
@@ -103,13 +103,7 @@ func (wordTokenizer) Tokenize(input []byte) analysis.TokenStream {
 		}
 		switch {
 		case s == e:
-		case !mixed && letters:
-			emit(input[s:e], s, analysis.AlphaNumeric)
-		case !mixed:
-			emit(input[s:e], s, analysis.Numeric)
-		case bytes.IndexByte(input[s:e], '_') < 0:
-			joinRun(input[s:e], s, emit)
-		default:
+		case under:
 			seg := segment.NewWordSegmenterDirect(input[s:e])
 			for at := s; seg.Segment(); {
 				b := seg.Bytes()
@@ -118,6 +112,12 @@ func (wordTokenizer) Tokenize(input []byte) analysis.TokenStream {
 				}
 				at += len(b)
 			}
+		case !mixed && letters:
+			emit(input[s:e], s, analysis.AlphaNumeric)
+		case !mixed:
+			emit(input[s:e], s, analysis.Numeric)
+		default:
+			joinRun(input[s:e], s, emit)
 		}
 	}
 	return rv
