@@ -526,10 +526,10 @@ func checksumOf(rec *store.URIRecord) []byte {
 
 // feedPresent puts in b the mark of a document to be present and returns
 // its operation, or nothing when the mark says it was fed as it is.
-// A crawl step that parsed body as HTML passes parsed (crawlpipe.Outcome's
-// Parsed and ParsedType): the operation then carries the text instead of
-// the document, which the destination would parse again.
-func (m *Machine) feedPresent(c *collection, b *store.Batch, rec *store.URIRecord, body []byte, parsed *crawlpipe.Outcome, flags uint32, force bool) ([]feed.Operation, error) {
+// A crawl step that parsed body as HTML passes its text (nil: none): the
+// operation then carries the text instead of the document, which the
+// destination would parse again.
+func (m *Machine) feedPresent(c *collection, b *store.Batch, rec *store.URIRecord, body []byte, text *feed.Extracted, flags uint32, force bool) ([]feed.Operation, error) {
 	fed, sum, err := m.mark(c.s.Name, rec.URI)
 	if err != nil {
 		return nil, err
@@ -543,10 +543,8 @@ func (m *Machine) feedPresent(c *collection, b *store.Batch, rec *store.URIRecor
 		return nil, err
 	}
 	op := docOp(rec, body, flags, fed)
-	if parsed != nil {
-		if x, ok := feed.ParsedText(rec.ContentType, parsed.ParsedType, parsed.Parsed); ok {
-			op.SetText(x)
-		}
+	if text != nil {
+		op.SetText(*text)
 	}
 	if op.Anchors, err = m.feedAnchors(c, b, rec.URI); err != nil {
 		return nil, err
@@ -603,7 +601,11 @@ func (m *Machine) feedStep(c *collection, b *store.Batch, rec *store.URIRecord, 
 	case rec.Status == store.StatusError:
 		return nil // possibly transient: the index keeps what it has
 	case (rec.Status == store.StatusFetched || (rec.Status == store.StatusNotModified && o.Body != nil)) && !o.NoIndex && !dupPending:
-		ops, err = m.feedPresent(c, b, rec, o.Body, o, j.Fetch.URIFlags, force)
+		var text *feed.Extracted
+		if x, ok := feed.ParsedText(rec.ContentType, o.ParsedType, o.Parsed); ok {
+			text = &x
+		}
+		ops, err = m.feedPresent(c, b, rec, o.Body, text, j.Fetch.URIFlags, force)
 	default:
 		ops, err = m.feedAbsent(c, b, rec.URI)
 	}
