@@ -17,7 +17,6 @@ import (
 // facets, after rank updates too; and that the old index still opens and
 // takes documents.
 func TestStoredOnlyNumbers(t *testing.T) {
-	dir := t.TempDir()
 	m, err := newMapping()
 	if err != nil {
 		t.Fatal(err)
@@ -29,16 +28,7 @@ func TestStoredOnlyNumbers(t *testing.T) {
 		}
 		fm.Index, fm.DocValues = true, true // as before
 	}
-	b, err := bleve.NewUsing(dir, m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Close()
-	old, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer old.Close()
+	old := openWithMapping(t, m)
 	if im, ok := old.parts[0].b.Mapping().(*mapping.IndexMappingImpl); !ok || !im.DefaultMapping.Properties[FieldRank].Fields[0].Index {
 		t.Fatal("the old index's mapping does not index the rank")
 	}
@@ -101,6 +91,24 @@ func TestStoredOnlyNumbers(t *testing.T) {
 			t.Errorf("%s: modified %v rank %v, want %v %v", h.URL, h.Modified, h.Rank, want.Modified, want.Rank)
 		}
 	}
+}
+
+// openWithMapping creates an index with mapping m, as an earlier trawl
+// did, and opens it.
+func openWithMapping(t *testing.T, m *mapping.IndexMappingImpl) *Index {
+	t.Helper()
+	dir := t.TempDir()
+	b, err := bleve.NewUsing(dir, m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	ix, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
 }
 
 // hitsOf is what a reader of a result page sees of its hits.

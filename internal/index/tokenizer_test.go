@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
@@ -94,7 +93,6 @@ func BenchmarkTokenizer(b *testing.B) {
 // (its stored mapping names bleve's "unicode") opens, takes documents and
 // finds what an index created now finds.
 func TestIndexBeforeWordsTokenizer(t *testing.T) {
-	dir := t.TempDir()
 	m, err := newMapping()
 	if err != nil {
 		t.Fatal(err)
@@ -102,16 +100,7 @@ func TestIndexBeforeWordsTokenizer(t *testing.T) {
 	m.CustomAnalysis.Analyzers[textAnalyzer] = map[string]interface{}{
 		"type": custom.Name, "tokenizer": unicode.Name, "token_filters": []string{lowercase.Name},
 	}
-	b, err := bleve.NewUsing(dir, m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Close()
-	old, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer old.Close()
+	old := openWithMapping(t, m)
 	if im, ok := old.parts[0].b.Mapping().(*mapping.IndexMappingImpl); !ok || im.CustomAnalysis.Analyzers[textAnalyzer]["tokenizer"] != unicode.Name {
 		t.Fatalf("the old index's mapping does not name bleve's tokenizer")
 	}
