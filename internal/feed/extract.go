@@ -82,11 +82,8 @@ func ParsedText(mime, parsedType string, r *extract.Result) (Extracted, bool) {
 	if r == nil || index.TypeOf(mime) != "html" {
 		return Extracted{}, false
 	}
-	if parsedType != "" {
-		mt, _, _ := strings.Cut(parsedType, ";")
-		if !strings.EqualFold(strings.TrimSpace(mt), mime) {
-			return Extracted{}, false
-		}
+	if parsedType != "" && index.NormalizeMIME(parsedType) != index.NormalizeMIME(mime) {
+		return Extracted{}, false
 	}
 	return HTMLText(r), true
 }
