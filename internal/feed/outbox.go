@@ -172,15 +172,9 @@ func NewOutbox(db *pebble.DB, o OutboxOptions) (*Outbox, error) {
 	return ob, nil
 }
 
-// loadUKeys loads ukeys from the database: one pass counts the coalescing
-// keys, a second adds them.
+// loadUKeys loads ukeys from the database's coalescing keys.
 func (ob *Outbox) loadUKeys() error {
-	var f *keyfilter.Filter
-	n := 0
-	for pass := range 2 {
-		if pass == 1 {
-			f = keyfilter.NewMin(n, ob.ukeysMin)
-		}
+	f, err := keyfilter.Load(ob.ukeysMin, func(visit func(byte, []byte)) error {
 		for _, kind := range []byte{'u', 'f'} {
 			p := ob.key(kind)
 			it, err := ob.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
@@ -188,16 +182,16 @@ func (ob *Outbox) loadUKeys() error {
 				return fmt.Errorf("feed: outbox: %w", err)
 			}
 			for it.First(); it.Valid(); it.Next() {
-				if f == nil {
-					n++
-				} else {
-					f.AddBytes(0, it.Key())
-				}
+				visit(0, it.Key())
 			}
 			if err := it.Close(); err != nil {
 				return fmt.Errorf("feed: outbox: %w", err)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	ob.ukeys = f
 	return nil

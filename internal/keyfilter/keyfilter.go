@@ -41,6 +41,22 @@ func NewMin(keys, least int) *Filter {
 	return &Filter{bits: make([]uint64, (limit*bitsPerKey+63)/64), limit: limit}
 }
 
+// Load returns a filter of the keys scan visits, sized as NewMin(n, least)
+// for the n keys there are: scan runs twice, once to count them and once
+// to add them, so that no copy of them is kept. scan calls visit with each
+// key's family and bytes.
+func Load(least int, scan func(visit func(fam byte, key []byte)) error) (*Filter, error) {
+	n := 0
+	if err := scan(func(byte, []byte) { n++ }); err != nil {
+		return nil, err
+	}
+	f := NewMin(n, least)
+	if err := scan(f.AddBytes); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
 // Limit is the number of additions the filter is sized for.
 func (f *Filter) Limit() int { return f.limit }
 

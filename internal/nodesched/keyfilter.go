@@ -66,26 +66,21 @@ func (m *Machine) keyFilter(c *collection) (*keyfilter.Filter, error) {
 	if c.keys != nil {
 		return c.keys, nil
 	}
-	var f *keyfilter.Filter
-	n := 0
-	for pass := range 2 {
-		if pass == 1 {
-			f = keyfilter.New(n)
-		}
+	f, err := keyfilter.Load(keyfilter.MinKeys, func(visit func(byte, []byte)) error {
 		for _, kf := range keyFamilies {
 			p := store.AppendLP([]byte(kf.prefix), c.s.Name)
 			err := m.st.IterRaw(store.SpaceMeta, p, func(k, _ []byte) error {
-				if f == nil {
-					n++
-				} else {
-					f.AddBytes(kf.fam, k[len(p):])
-				}
+				visit(kf.fam, k[len(p):])
 				return nil
 			})
 			if err != nil {
-				return nil, err
+				return err
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	c.keys = f
 	return f, nil
