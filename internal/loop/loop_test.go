@@ -69,6 +69,17 @@ func runClient(t *testing.T, ctx context.Context, c Conn[string]) *client {
 	return cl
 }
 
+// memServer is an in-memory network with a listener on "server:1".
+func memServer(t *testing.T) (*Network[string], Listener[string]) {
+	t.Helper()
+	n := NewNetwork[string](16)
+	l, err := n.Host("server").Listen("server:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, l
+}
+
 func (cl *client) want(t *testing.T, want string) {
 	t.Helper()
 	select {
@@ -130,11 +141,7 @@ func startEcho(t *testing.T, ctx context.Context, ls map[string]Listener[string]
 func TestDriverInMemory(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	n := NewNetwork[string](16)
-	l, err := n.Host("server").Listen("server:1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, l := memServer(t)
 	st := &recStorage{}
 	d, m := startEcho(t, ctx, map[string]Listener[string]{"clients": l}, st)
 	c, err := n.Host("client").Dial(ctx, "server:1")

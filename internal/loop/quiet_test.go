@@ -12,11 +12,7 @@ import (
 func TestStatsCountHandledMessagesAndJobs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	n := NewNetwork[string](16)
-	l, err := n.Host("server").Listen("server:1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, l := memServer(t)
 	d, _ := startEcho(t, ctx, map[string]Listener[string]{"clients": l}, &recStorage{})
 	c, err := n.Host("client").Dial(ctx, "server:1")
 	if err != nil {

@@ -52,11 +52,7 @@ func goroutineID() string {
 func TestWorkersAreReusedAndDropFinishedJobs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	n := NewNetwork[string](16)
-	l, err := n.Host("server").Listen("server:1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, l := memServer(t)
 	var (
 		freed atomic.Int64
 		mu    sync.Mutex
